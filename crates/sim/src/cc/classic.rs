@@ -1,0 +1,313 @@
+//! What Linux does for every congestion control that has no `cong_control`
+//! hook (Reno, CUBIC, DCTCP): slow start, the additive-increase counter,
+//! proportional rate reduction in recovery, the cwnd set on RTO and restored
+//! when recovery ends, and the default pacing rate. An algorithm plugs in
+//! only its `ssthresh` and `cong_avoid` rules through [`WindowRule`].
+//!
+//! References: net/ipv4/tcp_cong.c (`tcp_slow_start`, `tcp_cong_avoid_ai`),
+//! net/ipv4/tcp_input.c (`tcp_cwnd_reduction` = RFC 6937 PRR,
+//! `tcp_init_cwnd_reduction`, `tcp_end_cwnd_reduction`, `tcp_enter_loss`,
+//! `tcp_may_raise_cwnd`, `tcp_update_pacing_rate`), include/net/tcp.h
+//! (`tcp_is_cwnd_limited`).
+
+use super::{AckOutcome, CaState, CcEvent, CcInit, CcState, CongestionControl, Conn, RateSample};
+use crate::units::{Rate, Time};
+
+/// Linux `TCP_INFINITE_SSTHRESH`.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+/// `sysctl_tcp_pacing_ss_ratio` and `sysctl_tcp_pacing_ca_ratio`, percent.
+const PACING_SS_RATIO: u64 = 200;
+const PACING_CA_RATIO: u64 = 120;
+
+/// The congestion-window fields of `struct tcp_sock` that a loss-based
+/// algorithm reads and writes.
+#[derive(Clone, Debug)]
+pub struct Window {
+    /// `snd_cwnd`, packets.
+    pub cwnd: u32,
+    /// `snd_ssthresh`, packets.
+    pub ssthresh: u32,
+    /// `snd_cwnd_cnt`: ACKed packets not yet turned into cwnd growth.
+    pub cwnd_cnt: u32,
+    /// `snd_cwnd_clamp`.
+    pub clamp: u32,
+}
+
+impl Window {
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// `tcp_slow_start`: grow by `acked` up to ssthresh; returns the ACKed
+    /// count left over for congestion avoidance.
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
+        let used = cwnd - self.cwnd;
+        self.cwnd = cwnd.min(self.clamp);
+        acked - used
+    }
+
+    /// `tcp_cong_avoid_ai`: one packet of growth per `w` ACKed packets.
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        // Credit accumulated while w was larger is applied gently first.
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+        self.cwnd = self.cwnd.min(self.clamp);
+    }
+}
+
+/// `tcp_is_cwnd_limited` (include/net/tcp.h).
+pub fn is_cwnd_limited(w: &Window, conn: &Conn) -> bool {
+    if conn.is_cwnd_limited {
+        return true;
+    }
+    // In slow start, let cwnd grow to twice what was in flight.
+    w.in_slow_start() && w.cwnd < 2 * conn.max_packets_out
+}
+
+/// The rules that distinguish one loss-based algorithm from another.
+pub trait WindowRule {
+    /// Linux `ssthresh()`: the target window after a congestion event.
+    fn ssthresh(&mut self, now: Time, w: &Window, conn: &Conn) -> u32;
+    /// Linux `cong_avoid()`: growth on an ACK that delivered `acked` packets.
+    fn cong_avoid(&mut self, now: Time, w: &mut Window, acked: u32, conn: &Conn);
+    /// Linux `pkts_acked()`: every ACK, before any window change (RTT samples).
+    fn pkts_acked(&mut self, _now: Time, _w: &mut Window, _rs: &RateSample, _conn: &Conn) {}
+    /// Linux `set_state()`.
+    fn set_state(&mut self, _now: Time, _to: CaState) {}
+    /// Linux `cwnd_event()`.
+    fn cwnd_event(&mut self, _now: Time, _ev: CcEvent, _conn: &Conn) {}
+    fn phase(&self, w: &Window) -> &'static str {
+        if w.in_slow_start() {
+            "SLOW_START"
+        } else {
+            "CONG_AVOID"
+        }
+    }
+    fn write_state(&self, _out: &mut CcState) {}
+}
+
+/// A loss-based algorithm: Linux's window machinery around a [`WindowRule`].
+pub struct Classic<R> {
+    pub rule: R,
+    pub win: Window,
+    mss: u32,
+    /// `prior_cwnd`: cwnd when the current reduction started.
+    prior_cwnd: u32,
+    /// `prr_delivered`: packets delivered since the reduction started.
+    prr_delivered: u32,
+    pacing: Rate,
+    state: CaState,
+}
+
+impl<R: WindowRule> Classic<R> {
+    pub fn new(rule: R, init: &CcInit) -> Self {
+        let mut c = Classic {
+            rule,
+            win: Window {
+                cwnd: init.init_cwnd,
+                ssthresh: INFINITE_SSTHRESH,
+                cwnd_cnt: 0,
+                clamp: u32::MAX,
+            },
+            mss: init.mss,
+            prior_cwnd: 0,
+            prr_delivered: 0,
+            pacing: Rate::INF,
+            state: CaState::Open,
+        };
+        if let Some(srtt) = init.srtt {
+            c.pacing = default_pacing_rate(&c.win, init.mss, 0, srtt.ns());
+        }
+        c
+    }
+
+    /// `tcp_init_cwnd_reduction`.
+    fn start_reduction(&mut self, now: Time, conn: &Conn) {
+        self.prior_cwnd = self.win.cwnd;
+        self.prr_delivered = 0;
+        self.win.ssthresh = self.rule.ssthresh(now, &self.win, conn);
+    }
+
+    /// `tcp_cwnd_reduction` (RFC 6937 proportional rate reduction).
+    fn prr(&mut self, rs: &RateSample, conn: &Conn) {
+        let newly = rs.acked_sacked;
+        if newly == 0 || self.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly;
+        let prr_out = conn.sent_since_state_change as i64;
+        let in_flight = conn.in_flight as i64;
+        let delta = self.win.ssthresh as i64 - in_flight;
+        let mut sndcnt: i64 = if delta < 0 {
+            // Above ssthresh: send in proportion to what was delivered.
+            let dividend =
+                self.win.ssthresh as u64 * self.prr_delivered as u64 + self.prior_cwnd as u64 - 1;
+            (dividend / self.prior_cwnd as u64) as i64 - prr_out
+        } else {
+            // Below ssthresh: slow-start back up to it (PRR-SSRB).
+            let mut s = (self.prr_delivered as i64 - prr_out).max(newly as i64);
+            if rs.snd_una_advanced && rs.losses == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Force a fast retransmit on entering recovery.
+        sndcnt = sndcnt.max(if prr_out > 0 { 0 } else { 1 });
+        self.win.cwnd = (in_flight + sndcnt).max(1) as u32;
+    }
+}
+
+/// `tcp_update_pacing_rate`: 200% of cwnd x mss / srtt in slow start (below
+/// half of ssthresh), 120% afterwards.
+pub fn default_pacing_rate(w: &Window, mss: u32, packets_out: u32, srtt_ns: u64) -> Rate {
+    let ratio = if w.cwnd < w.ssthresh / 2 {
+        PACING_SS_RATIO
+    } else {
+        PACING_CA_RATIO
+    };
+    let pkts = w.cwnd.max(packets_out) as u128;
+    let bytes_per_sec =
+        mss as u128 * ratio as u128 * pkts * 1_000_000_000 / (100 * srtt_ns.max(1) as u128);
+    Rate::from_bytes_per_sec(bytes_per_sec.min(u64::MAX as u128 / 8) as u64)
+}
+
+impl<R: WindowRule> CongestionControl for Classic<R> {
+    fn on_ack(&mut self, now: Time, rs: &RateSample, conn: &Conn) -> AckOutcome {
+        self.rule.pkts_acked(now, &mut self.win, rs, conn);
+        match self.state {
+            CaState::Cwr | CaState::Recovery => self.prr(rs, conn),
+            // `tcp_may_raise_cwnd`: grow only on forward progress of snd_una.
+            _ if rs.snd_una_advanced => {
+                if is_cwnd_limited(&self.win, conn) {
+                    self.rule
+                        .cong_avoid(now, &mut self.win, rs.acked_sacked, conn);
+                }
+            }
+            _ => {}
+        }
+        if let Some(srtt) = conn.srtt {
+            self.pacing = default_pacing_rate(&self.win, self.mss, conn.packets_out, srtt.ns());
+        }
+        AckOutcome::default()
+    }
+
+    fn on_state_change(&mut self, now: Time, from: CaState, to: CaState, conn: &Conn) {
+        match to {
+            CaState::Recovery | CaState::Cwr if from < CaState::Cwr => {
+                self.start_reduction(now, conn)
+            }
+            CaState::Loss => {
+                // `tcp_enter_loss`: a new ssthresh unless already reducing.
+                if from <= CaState::Disorder {
+                    self.win.ssthresh = self.rule.ssthresh(now, &self.win, conn);
+                }
+                self.prior_cwnd = self.win.cwnd;
+                self.win.cwnd = conn.in_flight + 1;
+                self.win.cwnd_cnt = 0;
+            }
+            CaState::Open if matches!(from, CaState::Cwr | CaState::Recovery) => {
+                // `tcp_end_cwnd_reduction`.
+                if self.win.ssthresh < INFINITE_SSTHRESH {
+                    self.win.cwnd = self.win.ssthresh;
+                }
+            }
+            _ => {}
+        }
+        self.state = to;
+        self.rule.set_state(now, to);
+    }
+
+    fn on_event(&mut self, now: Time, ev: CcEvent, conn: &Conn) {
+        self.rule.cwnd_event(now, ev, conn);
+    }
+
+    fn cwnd(&self) -> u32 {
+        self.win.cwnd
+    }
+
+    fn ssthresh(&self) -> u32 {
+        self.win.ssthresh
+    }
+
+    fn pacing_rate(&self) -> Rate {
+        self.pacing
+    }
+
+    fn phase(&self) -> &'static str {
+        match self.state {
+            CaState::Recovery => "RECOVERY",
+            CaState::Loss => "LOSS",
+            CaState::Cwr => "CWR",
+            _ => self.rule.phase(&self.win),
+        }
+    }
+
+    fn write_state(&self, out: &mut CcState) {
+        out.num(
+            "ssthresh_pkts",
+            if self.win.ssthresh >= INFINITE_SSTHRESH {
+                f64::NAN
+            } else {
+                self.win.ssthresh as f64
+            },
+        );
+        self.rule.write_state(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn win(cwnd: u32, ssthresh: u32) -> Window {
+        Window {
+            cwnd,
+            ssthresh,
+            cwnd_cnt: 0,
+            clamp: u32::MAX,
+        }
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
+        let mut w = win(10, 14);
+        assert_eq!(w.slow_start(6), 2);
+        assert_eq!(w.cwnd, 14);
+    }
+
+    #[test]
+    fn additive_increase_adds_one_per_window() {
+        let mut w = win(10, 5);
+        for _ in 0..10 {
+            w.cong_avoid_ai(10, 1);
+        }
+        assert_eq!(w.cwnd, 11);
+        assert_eq!(w.cwnd_cnt, 0);
+        // Stretch ACK: 25 packets at w = 11 give two packets and keep 3.
+        w.cong_avoid_ai(11, 25);
+        assert_eq!((w.cwnd, w.cwnd_cnt), (13, 3));
+    }
+
+    #[test]
+    fn pacing_is_twice_the_rate_in_slow_start() {
+        // 10 x 1448 B per 10 ms = 1.448 MB/s; 200% = 2.896 MB/s.
+        let w = win(10, INFINITE_SSTHRESH);
+        let r = default_pacing_rate(&w, 1448, 0, 10_000_000);
+        assert_eq!(r.bytes_per_sec(), 2_896_000);
+        let w = win(10, 12);
+        assert_eq!(
+            default_pacing_rate(&w, 1448, 0, 10_000_000).bytes_per_sec(),
+            1_737_600
+        );
+    }
+}

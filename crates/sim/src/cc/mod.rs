@@ -1,0 +1,206 @@
+//! Congestion control: the trait every algorithm implements, the enum that
+//! dispatches to them on the per-ACK path, and the registry that turns a
+//! scenario's `cc = "..."` and `cc_params = {...}` into a validated config.
+//!
+//! The shape follows Linux's `struct tcp_congestion_ops`: the TCP core
+//! (loss detection, recovery states, delivery-rate sampling) calls the hooks;
+//! the algorithm owns its congestion window and pacing rate and the core
+//! reads them. Loss-based algorithms share `classic::LossBased`, which holds
+//! what Linux keeps in `tcp_input.c` for them (slow start, PRR, ssthresh).
+
+pub mod classic;
+pub mod reno;
+pub mod signals;
+
+pub use signals::{AckOutcome, CaState, CcEvent, CcInit, Conn, LostPacket, RateSample, TsoPolicy};
+
+use crate::units::{Rate, Time};
+use serde::de::DeserializeOwned;
+
+/// A value of a CC's internal state, written into samples.parquet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StateValue {
+    Num(f64),
+    Label(&'static str),
+}
+
+/// The named columns a CC reports at each sample (`bbr_mode`, `cubic_wmax_pkts`, ...).
+/// Names carry their unit; the same CC always writes the same names in the same order.
+#[derive(Default, Debug)]
+pub struct CcState {
+    pub entries: Vec<(&'static str, StateValue)>,
+}
+
+impl CcState {
+    pub fn num(&mut self, name: &'static str, v: f64) {
+        self.entries.push((name, StateValue::Num(v)));
+    }
+    pub fn label(&mut self, name: &'static str, v: &'static str) {
+        self.entries.push((name, StateValue::Label(v)));
+    }
+}
+
+pub trait CongestionControl {
+    /// One ACK was processed (`cong_control`, or `pkts_acked` + `cong_avoid`).
+    /// Recovery-state changes caused by this ACK have already been reported.
+    fn on_ack(&mut self, now: Time, rs: &RateSample, conn: &Conn) -> AckOutcome;
+
+    /// The loss detector marked one packet lost (BBRv3 tree `skb_marked_lost`).
+    fn on_packet_lost(&mut self, _now: Time, _lost: &LostPacket, _conn: &Conn) {}
+
+    /// The recovery state changed (`ssthresh` on entering Recovery/Loss/CWR,
+    /// `set_state`, and the cwnd restore when recovery ends).
+    fn on_state_change(&mut self, _now: Time, _from: CaState, _to: CaState, _conn: &Conn) {}
+
+    /// An event outside the ACK path (`cwnd_event`).
+    fn on_event(&mut self, _now: Time, _ev: CcEvent, _conn: &Conn) {}
+
+    /// Congestion window, in packets.
+    fn cwnd(&self) -> u32;
+
+    /// Slow-start threshold in packets (`u32::MAX` when unset), for reporting.
+    fn ssthresh(&self) -> u32 {
+        u32::MAX
+    }
+
+    /// Current pacing rate (`sk_pacing_rate`); `Rate::INF` when unpaced.
+    fn pacing_rate(&self) -> Rate;
+
+    /// The algorithm needs pacing even without sch_fq (`SK_PACING_NEEDED`,
+    /// which BBR requests); only such flows are paced with `pacing = "internal"`.
+    fn wants_pacing(&self) -> bool {
+        false
+    }
+
+    /// How large a burst the TCP core may build.
+    fn tso_policy(&self) -> TsoPolicy {
+        TsoPolicy::Autosize { min_segs: 2 }
+    }
+
+    /// A short label of the state machine's position ("STARTUP",
+    /// "PROBE_BW:UP"); a change is recorded in transitions.parquet.
+    fn phase(&self) -> &'static str {
+        ""
+    }
+
+    /// Append the algorithm's internal state (named, with units) to `out`.
+    fn write_state(&self, _out: &mut CcState) {}
+}
+
+/// Forward every trait method of `AnyCc` to the variant it holds.
+macro_rules! any_cc {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// Enum dispatch over the algorithms (no `Box<dyn>` on the per-ACK path).
+        pub enum AnyCc { $($variant($ty)),* }
+
+        impl CongestionControl for AnyCc {
+            fn on_ack(&mut self, now: Time, rs: &RateSample, conn: &Conn) -> AckOutcome {
+                match self { $(AnyCc::$variant(c) => c.on_ack(now, rs, conn)),* }
+            }
+            fn on_packet_lost(&mut self, now: Time, lost: &LostPacket, conn: &Conn) {
+                match self { $(AnyCc::$variant(c) => c.on_packet_lost(now, lost, conn)),* }
+            }
+            fn on_state_change(&mut self, now: Time, from: CaState, to: CaState, conn: &Conn) {
+                match self { $(AnyCc::$variant(c) => c.on_state_change(now, from, to, conn)),* }
+            }
+            fn on_event(&mut self, now: Time, ev: CcEvent, conn: &Conn) {
+                match self { $(AnyCc::$variant(c) => c.on_event(now, ev, conn)),* }
+            }
+            fn cwnd(&self) -> u32 {
+                match self { $(AnyCc::$variant(c) => c.cwnd()),* }
+            }
+            fn ssthresh(&self) -> u32 {
+                match self { $(AnyCc::$variant(c) => c.ssthresh()),* }
+            }
+            fn pacing_rate(&self) -> Rate {
+                match self { $(AnyCc::$variant(c) => c.pacing_rate()),* }
+            }
+            fn wants_pacing(&self) -> bool {
+                match self { $(AnyCc::$variant(c) => c.wants_pacing()),* }
+            }
+            fn tso_policy(&self) -> TsoPolicy {
+                match self { $(AnyCc::$variant(c) => c.tso_policy()),* }
+            }
+            fn phase(&self) -> &'static str {
+                match self { $(AnyCc::$variant(c) => c.phase()),* }
+            }
+            fn write_state(&self, out: &mut CcState) {
+                match self { $(AnyCc::$variant(c) => c.write_state(out)),* }
+            }
+        }
+    };
+}
+
+any_cc! {
+    Reno(classic::Classic<reno::RenoRule>),
+}
+
+/// A validated algorithm choice with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CcConfig {
+    Reno(reno::RenoConfig),
+}
+
+/// Parameters of one algorithm: serde with `deny_unknown_fields` and
+/// defaults in `Default`, checked once by `validate`.
+pub trait CcParams: DeserializeOwned + Default {
+    /// Check ranges; the message names the parameter and its allowed range.
+    fn validate(&self) -> Result<(), String>;
+}
+
+/// Deserialize and validate `params` for an algorithm; the error names the parameter.
+pub fn parse_params<T: CcParams>(params: &serde_json::Value) -> Result<T, String> {
+    let v = if params.is_null() {
+        serde_json::Value::Object(Default::default())
+    } else {
+        params.clone()
+    };
+    let cfg: T = serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            inner
+        } else {
+            format!("{path}: {inner}")
+        }
+    })?;
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+impl CcConfig {
+    /// Every name accepted in `cc = "..."`.
+    pub const NAMES: &'static [&'static str] = &["reno"];
+
+    pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
+        Ok(match name {
+            "reno" => CcConfig::Reno(parse_params(params)?),
+            _ => {
+                return Err(format!(
+                    "unknown congestion control {name:?}; known: {}",
+                    Self::NAMES.join(", ")
+                ))
+            }
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::Reno(_) => "reno",
+        }
+    }
+
+    /// The parameters with every default filled in, for scenario.json.
+    pub fn params_json(&self) -> serde_json::Value {
+        match self {
+            CcConfig::Reno(c) => serde_json::to_value(c),
+        }
+        .expect("cc params serialize")
+    }
+
+    pub fn build(&self, init: &CcInit) -> AnyCc {
+        match self {
+            CcConfig::Reno(c) => AnyCc::Reno(classic::Classic::new(reno::RenoRule::new(c), init)),
+        }
+    }
+}

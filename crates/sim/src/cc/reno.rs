@@ -1,0 +1,44 @@
+//! Reno, as Linux `tcp_reno_ssthresh` and `tcp_reno_cong_avoid`
+//! (net/ipv4/tcp_cong.c): halve on loss, one packet per RTT otherwise.
+
+use super::classic::{Window, WindowRule};
+use super::{CcParams, Conn};
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RenoConfig {}
+
+impl CcParams for RenoConfig {
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+pub struct RenoRule;
+
+impl RenoRule {
+    pub fn new(_cfg: &RenoConfig) -> Self {
+        RenoRule
+    }
+}
+
+impl WindowRule for RenoRule {
+    /// `tcp_reno_ssthresh`: max(cwnd / 2, 2).
+    fn ssthresh(&mut self, _now: Time, w: &Window, _conn: &Conn) -> u32 {
+        (w.cwnd >> 1).max(2)
+    }
+
+    /// `tcp_reno_cong_avoid` (the cwnd-limited test is done by the caller).
+    fn cong_avoid(&mut self, _now: Time, w: &mut Window, mut acked: u32, _conn: &Conn) {
+        if w.in_slow_start() {
+            acked = w.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let cwnd = w.cwnd;
+        w.cong_avoid_ai(cwnd, acked);
+    }
+}

@@ -1,0 +1,13 @@
+//! ccarena-sim: a deterministic packet-level simulator of TCP congestion
+//! control over a dumbbell bottleneck. Sans-IO: the library reads no clock
+//! and writes no file; `world::run` takes a normalized scenario and returns
+//! columnar results.
+
+pub mod cc;
+pub mod filter;
+pub mod metrics;
+pub mod packet;
+pub mod qdisc;
+pub mod rng;
+pub mod sched;
+pub mod units;

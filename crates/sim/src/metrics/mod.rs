@@ -1,0 +1,3 @@
+//! Measurement: samplers, summaries and the columnar tables they fill.
+
+pub mod table;

@@ -1,0 +1,168 @@
+//! Packet metadata. There is no payload: a packet is a small `Copy` header
+//! that moves by value through links and queues.
+//!
+//! Sequence numbers count segments, not bytes: segment `i` of a flow carries
+//! payload bytes `[i * mss, (i + 1) * mss)` (the last one may be shorter).
+//! Linux counts its congestion window in segments too, and with a fixed MSS
+//! the two numberings are equivalent.
+
+use crate::units::Time;
+
+/// Bytes of IPv4 + TCP headers with the timestamp option: 20 + 20 + 12.
+pub const IP_TCP_TS_HEADER: u32 = 52;
+/// Link framing counted by every link and queue: the 14-byte Ethernet
+/// header, as Linux qdiscs count `skb->len` on an Ethernet device (no
+/// preamble, FCS or inter-frame gap). A 1500-byte IP packet is 1514 bytes on
+/// the wire; a pure ACK is 52 + 14 = 66 bytes (more with SACK blocks).
+pub const LINK_FRAMING: u32 = 14;
+/// Default MSS: a 1500-byte MTU minus 52 bytes of headers.
+pub const DEFAULT_MSS: u32 = 1448;
+/// SYN and SYN-ACK size on the wire (IP+TCP with MSS, SACK-permitted,
+/// timestamps and window-scale options: 60 bytes) plus framing.
+pub const SYN_WIRE_LEN: u32 = 60 + LINK_FRAMING;
+/// Maximum SACK blocks an ACK carries next to the timestamp option (RFC 2018, Linux).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Syn,
+    SynAck,
+    Data,
+    Ack,
+}
+
+/// The two ECN bits of the IP header (RFC 3168).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+    Ce,
+}
+
+impl Ecn {
+    pub fn is_ect(self) -> bool {
+        !matches!(self, Ecn::NotEct)
+    }
+}
+
+/// A SACK block in segment numbers: segments `start..end` were received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SackBlock {
+    pub start: u32,
+    pub end: u32,
+}
+
+pub mod flags {
+    /// ECN-Echo (receiver saw CE).
+    pub const ECE: u8 = 1;
+    /// Congestion Window Reduced (sender reacted to ECE).
+    pub const CWR: u8 = 2;
+    /// A retransmitted data segment (for accounting only).
+    pub const RETRANS: u8 = 4;
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub flow: u32,
+    pub src_host: u16,
+    pub dst_host: u16,
+    pub kind: Kind,
+    pub ecn: Ecn,
+    pub flags: u8,
+    pub sack_len: u8,
+    /// Data: segment index. Ack: cumulative ACK (next segment expected).
+    pub seq: u32,
+    /// Bytes counted on links and in queues: IP packet plus link framing.
+    pub wire_len: u32,
+    /// TCP payload bytes (0 for ACKs).
+    pub payload: u32,
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+    /// Set by the queue that holds the packet, to measure its sojourn time.
+    pub enqueued: Time,
+}
+
+impl Packet {
+    pub fn data(flow: u32, seq: u32, payload: u32) -> Packet {
+        Packet {
+            flow,
+            src_host: 0,
+            dst_host: 0,
+            kind: Kind::Data,
+            ecn: Ecn::NotEct,
+            flags: 0,
+            sack_len: 0,
+            seq,
+            wire_len: payload + IP_TCP_TS_HEADER + LINK_FRAMING,
+            payload,
+            sack: [SackBlock::default(); MAX_SACK_BLOCKS],
+            enqueued: Time::ZERO,
+        }
+    }
+
+    /// A pure ACK; its size grows with the SACK option (2 bytes of kind and
+    /// length plus 8 per block, padded to 4 with two NOPs).
+    pub fn ack(flow: u32, cum_ack: u32, sack: &[SackBlock]) -> Packet {
+        let n = sack.len().min(MAX_SACK_BLOCKS);
+        let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+        blocks[..n].copy_from_slice(&sack[..n]);
+        let sack_opt = if n == 0 { 0 } else { 4 + 8 * n as u32 };
+        Packet {
+            flow,
+            src_host: 0,
+            dst_host: 0,
+            kind: Kind::Ack,
+            ecn: Ecn::NotEct,
+            flags: 0,
+            sack_len: n as u8,
+            seq: cum_ack,
+            wire_len: IP_TCP_TS_HEADER + sack_opt + LINK_FRAMING,
+            payload: 0,
+            sack: blocks,
+            enqueued: Time::ZERO,
+        }
+    }
+
+    pub fn control(flow: u32, kind: Kind) -> Packet {
+        let mut p = Packet::ack(flow, 0, &[]);
+        p.kind = kind;
+        p.wire_len = SYN_WIRE_LEN;
+        p
+    }
+
+    pub fn sacks(&self) -> &[SackBlock] {
+        &self.sack[..self.sack_len as usize]
+    }
+
+    pub fn has_flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_segment_is_1514_bytes_on_the_wire() {
+        assert_eq!(Packet::data(0, 0, DEFAULT_MSS).wire_len, 1514);
+    }
+
+    #[test]
+    fn ack_size_grows_with_sack_blocks() {
+        assert_eq!(Packet::ack(0, 5, &[]).wire_len, 66);
+        let b = SackBlock { start: 7, end: 9 };
+        assert_eq!(Packet::ack(0, 5, &[b]).wire_len, 66 + 12);
+        assert_eq!(Packet::ack(0, 5, &[b, b, b]).wire_len, 66 + 28);
+    }
+
+    #[test]
+    fn packet_stays_small() {
+        assert!(
+            std::mem::size_of::<Packet>() <= 64,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
+    }
+}

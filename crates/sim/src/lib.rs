@@ -9,5 +9,6 @@ pub mod metrics;
 pub mod packet;
 pub mod qdisc;
 pub mod rng;
+pub mod scenario;
 pub mod sched;
 pub mod units;

@@ -3,11 +3,16 @@
 //! and writes no file; `world::run` takes a normalized scenario and returns
 //! columnar results.
 
+pub mod app;
 pub mod cc;
 pub mod filter;
 pub mod metrics;
+pub mod net;
 pub mod packet;
 pub mod qdisc;
 pub mod rng;
+pub mod scenario;
 pub mod sched;
+pub mod tcp;
 pub mod units;
+pub mod world;

@@ -1,0 +1,105 @@
+//! Column builders for the per-interval samples: fixed columns for every
+//! flow, plus each congestion control's own named state columns, merged into
+//! one table (NaN or "" where a flow's algorithm lacks a column).
+
+use super::table::{ColumnData, Table};
+use crate::cc::{CcState, StateValue};
+
+enum Dyn {
+    Num(Vec<f64>),
+    Label(Vec<&'static str>),
+}
+
+/// Builds a table whose set of columns grows as rows introduce new names.
+#[derive(Default)]
+pub struct DynColumns {
+    names: Vec<&'static str>,
+    cols: Vec<Dyn>,
+    rows: usize,
+    scratch: CcState,
+}
+
+impl DynColumns {
+    /// Append one row from a CC's state; columns it does not write are padded.
+    pub fn push_row(&mut self, fill: impl FnOnce(&mut CcState)) {
+        let mut st = std::mem::take(&mut self.scratch);
+        st.entries.clear();
+        fill(&mut st);
+        for &(name, v) in &st.entries {
+            let i = match self.names.iter().position(|&n| n == name) {
+                Some(i) => i,
+                None => {
+                    self.names.push(name);
+                    self.cols.push(match v {
+                        StateValue::Num(_) => Dyn::Num(vec![f64::NAN; self.rows]),
+                        StateValue::Label(_) => Dyn::Label(vec![""; self.rows]),
+                    });
+                    self.names.len() - 1
+                }
+            };
+            match (&mut self.cols[i], v) {
+                (Dyn::Num(c), StateValue::Num(x)) if c.len() == self.rows => c.push(x),
+                (Dyn::Label(c), StateValue::Label(x)) if c.len() == self.rows => c.push(x),
+                _ => {} // a name written twice or with two types in one row: keep the first
+            }
+        }
+        self.rows += 1;
+        for c in &mut self.cols {
+            match c {
+                Dyn::Num(v) if v.len() < self.rows => v.push(f64::NAN),
+                Dyn::Label(v) if v.len() < self.rows => v.push(""),
+                _ => {}
+            }
+        }
+        self.scratch = st;
+    }
+
+    pub fn append_to(self, t: &mut Table) {
+        for (name, c) in self.names.into_iter().zip(self.cols) {
+            let data = match c {
+                Dyn::Num(v) => ColumnData::F64(v),
+                Dyn::Label(v) => ColumnData::Str(v.into_iter().map(String::from).collect()),
+            };
+            t.push(name, data);
+        }
+    }
+}
+
+/// Jain's fairness index (RFC 5166): (sum x)^2 / (n sum x^2), in 0..=1.
+pub fn jain(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if n == 0.0 || s2 == 0.0 {
+        return f64::NAN;
+    }
+    s * s / (n * s2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_is_one_for_equal_shares_and_1_over_n_for_one_hog() {
+        assert!((jain(&[5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[9.0, 0.0, 0.0]) - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn columns_are_padded_across_algorithms() {
+        let mut d = DynColumns::default();
+        d.push_row(|s| s.num("a", 1.0));
+        d.push_row(|s| {
+            s.label("mode", "X");
+            s.num("a", 2.0);
+        });
+        d.push_row(|_| {});
+        let mut t = Table::new("t");
+        t.f64("time_s", vec![0.0, 1.0, 2.0]);
+        d.append_to(&mut t);
+        assert_eq!(t.f64s("a")[..2], [1.0, 2.0]);
+        assert!(t.f64s("a")[2].is_nan());
+        assert_eq!(t.column("mode"), Some(&ColumnData::Str(vec!["".into(), "X".into(), "".into()])));
+    }
+}

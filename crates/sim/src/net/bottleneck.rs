@@ -1,0 +1,165 @@
+//! The bottleneck router's egress: a token-bucket shaper (Linux `sch_tbf`:
+//! tokens counted in nanoseconds of transmission time, at most `burst`
+//! worth) in front of a queue discipline. A packet leaves once its tokens
+//! are there; with a one-packet burst that is exactly a link of the shaped
+//! rate. Like TBF (`qdisc_peek_dequeued`), the head packet is taken from the
+//! queue discipline before its tokens are available and waits beside it;
+//! it is reported as part of the backlog.
+
+use crate::metrics::hist::Histogram;
+use crate::packet::Packet;
+use crate::qdisc::{AnyQdisc, DropCause, Qdisc, QdiscCtx, QdiscEvent};
+use crate::rng::Rng;
+use crate::units::{Bytes, Dur, Rate, Time};
+
+/// Per-flow counters kept at the bottleneck.
+#[derive(Clone, Debug, Default)]
+pub struct FlowQueueStats {
+    /// Bytes of this flow in the queue now.
+    pub backlog_bytes: u64,
+    /// Packets of this flow in the queue now (waiting-for-tokens packet included).
+    pub backlog_pkts: u64,
+    pub drops_overflow: u64,
+    pub drops_aqm: u64,
+    pub marks: u64,
+}
+
+pub struct Bottleneck {
+    rate: Rate,
+    /// TBF `buffer`: the bucket depth as transmission time.
+    bucket: Dur,
+    tokens: Dur,
+    t_c: Time,
+    qdisc: AnyQdisc,
+    rng: Rng,
+    events: Vec<QdiscEvent>,
+    held: Option<Packet>,
+    /// Pending wake-up, if one is scheduled.
+    pub wake: Option<Time>,
+    pub flows: Vec<FlowQueueStats>,
+    /// Packets and wire bytes that left through the bottleneck.
+    pub departures: u64,
+    pub wire_bytes_out: u64,
+    pub drops: u64,
+    /// Sojourn times of departed packets, ns.
+    pub sojourn: Histogram,
+    /// Sojourn of packets departed since the last sample: sum, max, count.
+    pub interval_sojourn: (u64, u64, u64),
+    /// Largest backlog seen, bytes and packets (for the queue-limit invariant).
+    pub max_backlog: (u64, u32),
+}
+
+impl Bottleneck {
+    pub fn new(rate: Rate, burst: Bytes, qdisc: AnyQdisc, rng: Rng, nflows: usize) -> Self {
+        let bucket = rate.tx_time(burst);
+        Bottleneck {
+            rate,
+            bucket,
+            tokens: bucket,
+            t_c: Time::ZERO,
+            qdisc,
+            rng,
+            events: Vec::new(),
+            held: None,
+            wake: None,
+            flows: vec![FlowQueueStats::default(); nflows],
+            departures: 0,
+            wire_bytes_out: 0,
+            drops: 0,
+            sojourn: Histogram::default(),
+            interval_sojourn: (0, 0, 0),
+            max_backlog: (0, 0),
+        }
+    }
+
+    pub fn rate(&self) -> Rate {
+        self.rate
+    }
+
+    pub fn set_rate(&mut self, now: Time, rate: Rate) {
+        // Settle tokens at the old rate's bucket, then rescale the bucket.
+        let burst_bytes = self.rate.bytes_in(self.bucket);
+        self.refill(now);
+        self.rate = rate;
+        self.bucket = rate.tx_time(burst_bytes);
+        self.tokens = self.tokens.min(self.bucket);
+    }
+
+    fn refill(&mut self, now: Time) {
+        self.tokens = (self.tokens + now.since(self.t_c)).min(self.bucket);
+        self.t_c = now;
+    }
+
+    pub fn backlog_bytes(&self) -> u64 {
+        self.qdisc.backlog_bytes().0 + self.held.map_or(0, |p| p.wire_len as u64)
+    }
+
+    pub fn backlog_packets(&self) -> u32 {
+        self.qdisc.backlog_packets() + self.held.is_some() as u32
+    }
+
+    fn drain_events(&mut self) {
+        for ev in self.events.drain(..) {
+            match ev {
+                QdiscEvent::Drop { pkt, cause } => {
+                    let f = &mut self.flows[pkt.flow as usize];
+                    f.backlog_bytes -= pkt.wire_len as u64;
+                    f.backlog_pkts -= 1;
+                    match cause {
+                        DropCause::Overflow => f.drops_overflow += 1,
+                        DropCause::Aqm => f.drops_aqm += 1,
+                    }
+                    self.drops += 1;
+                }
+                QdiscEvent::Mark { flow } => self.flows[flow as usize].marks += 1,
+            }
+        }
+    }
+
+    /// A packet arrives at the router.
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet) {
+        pkt.enqueued = now;
+        let f = &mut self.flows[pkt.flow as usize];
+        f.backlog_bytes += pkt.wire_len as u64;
+        f.backlog_pkts += 1;
+        let mut ctx = QdiscCtx { events: &mut self.events, rng: &mut self.rng };
+        self.qdisc.enqueue(now, pkt, &mut ctx);
+        self.drain_events();
+        let b = (self.qdisc.backlog_bytes().0, self.qdisc.backlog_packets());
+        self.max_backlog = (self.max_backlog.0.max(b.0), self.max_backlog.1.max(b.1));
+    }
+
+    /// Send what the tokens allow at `now` into `out`; returns when to
+    /// call again (None when the queue is empty).
+    pub fn service(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        loop {
+            if self.held.is_none() {
+                let mut ctx = QdiscCtx { events: &mut self.events, rng: &mut self.rng };
+                self.held = self.qdisc.dequeue(now, &mut ctx);
+                self.drain_events();
+            }
+            let pkt = self.held?;
+            self.refill(now);
+            let cost = self.rate.tx_time(Bytes(pkt.wire_len as u64));
+            if self.tokens < cost {
+                return Some(now + (cost - self.tokens));
+            }
+            self.tokens -= cost;
+            self.held = None;
+            self.depart(now, pkt);
+            out.push(pkt);
+        }
+    }
+
+    fn depart(&mut self, now: Time, pkt: Packet) {
+        let f = &mut self.flows[pkt.flow as usize];
+        f.backlog_bytes -= pkt.wire_len as u64;
+        f.backlog_pkts -= 1;
+        self.departures += 1;
+        self.wire_bytes_out += pkt.wire_len as u64;
+        let s = now.since(pkt.enqueued).0;
+        self.sojourn.record(s);
+        let (sum, max, n) = self.interval_sojourn;
+        self.interval_sojourn = (sum + s, max.max(s), n + 1);
+    }
+}

@@ -1,0 +1,6 @@
+//! The network of the dumbbell: per-flow paths (access link plus
+//! propagation delay) and the shared bottleneck (token-bucket shaper in
+//! front of a queue discipline).
+
+pub mod bottleneck;
+pub mod path;

@@ -1,0 +1,691 @@
+//! Scenarios: the file format (`raw`), validation, and the normalized form
+//! the simulator runs, with every unit resolved and every flow expanded.
+//!
+//! One schema for both backends: Python hands the TOML over as JSON and gets
+//! back either the normalized scenario or one error naming the field path.
+
+pub mod raw;
+
+use crate::cc::CcConfig;
+use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
+use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
+use crate::units::{self, Bytes, Dur, Rate, SizeSpec};
+use raw::{RawFlow, RawPath, RawScenario, UnitStr};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A bad scenario: where (`flows[1].rtt`) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError {
+        path: path.into(),
+        message: message.into(),
+    })
+}
+
+/// How a flow's packets are paced (design: `pacing = "fq" | "internal" | "none"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PacingMode {
+    /// sch_fq on the sender honours the EDT stamps TCP puts on every packet.
+    Fq,
+    /// TCP's own pacing timer, used only by algorithms that ask for pacing (BBR).
+    Internal,
+    /// No pacing at all.
+    None,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pacing {
+    pub mode: PacingMode,
+    /// sch_fq `maxrate`: a per-flow cap on top of the TCP pacing rate, bit/s.
+    pub max_rate_bps: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BottleneckSpec {
+    pub rate_bps: u64,
+    /// `buffer` as written ("1BDP", "2MB", "100pkt").
+    pub buffer: String,
+    /// The queue limit it resolved to.
+    pub limit: Limit,
+    /// The BDP used for BDP multiples, bytes, and the RTT that defined it.
+    pub bdp_bytes: u64,
+    pub bdp_rtt_ns: u64,
+    pub qdisc: QdiscConfig,
+    pub ecn: bool,
+    /// Token-bucket depth (TBF `burst`), bytes.
+    pub burst_bytes: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowSpec {
+    /// Index of this flow in the run (0..).
+    pub id: u32,
+    /// Index of the `[[flows]]` entry it was expanded from.
+    pub group: u32,
+    pub label: String,
+    pub cc: String,
+    /// The algorithm's parameters with every default filled in.
+    pub cc_params: serde_json::Value,
+    /// Base RTT: total propagation delay, forward plus reverse.
+    pub rtt_ns: u64,
+    pub fwd_delay_ns: u64,
+    pub rev_delay_ns: u64,
+    pub access_rate_bps: u64,
+    pub start_ns: u64,
+    /// Bytes to send; `None` = bulk until the end.
+    pub size_bytes: Option<u64>,
+    pub pacing: Pacing,
+    /// Receive window, bytes; `None` = unlimited.
+    pub rwnd_bytes: Option<u64>,
+    pub ecn: bool,
+    pub mss: u32,
+    pub init_cwnd: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub duration_ns: u64,
+    pub seed: u64,
+    pub bottleneck: BottleneckSpec,
+    pub flows: Vec<FlowSpec>,
+    pub sample_interval_ns: u64,
+}
+
+impl Scenario {
+    pub fn duration(&self) -> Dur {
+        Dur(self.duration_ns)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("scenario serializes")
+    }
+
+    /// Read a normalized scenario back (e.g. scenario.json), checking it again.
+    pub fn from_json(s: &str) -> Result<Scenario, ScenarioError> {
+        let sc: Scenario = serde_path_to_error::deserialize(
+            &mut serde_json::Deserializer::from_str(s),
+        )
+        .map_err(|e| ScenarioError {
+            path: e.path().to_string(),
+            message: e.into_inner().to_string(),
+        })?;
+        for (i, f) in sc.flows.iter().enumerate() {
+            CcConfig::parse(&f.cc, &f.cc_params).map_err(|m| ScenarioError {
+                path: format!("flows[{i}].cc_params"),
+                message: m,
+            })?;
+        }
+        Ok(sc)
+    }
+
+    /// The validated algorithm config of flow `i`.
+    pub fn cc_config(&self, i: usize) -> CcConfig {
+        let f = &self.flows[i];
+        CcConfig::parse(&f.cc, &f.cc_params).expect("validated at normalization")
+    }
+}
+
+/// Normalize a scenario given as JSON (the TOML file as a dict).
+pub fn normalize_json(input: &str) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario = serde_path_to_error::deserialize(
+        &mut serde_json::Deserializer::from_str(input),
+    )
+    .map_err(|e| {
+        let path = e.path().to_string();
+        ScenarioError {
+            path: if path == "." { String::new() } else { path },
+            message: e.into_inner().to_string(),
+        }
+    })?;
+    normalize(raw)
+}
+
+fn duration_at(path: &str, v: &UnitStr) -> Result<Dur, ScenarioError> {
+    units::parse_duration(&v.0).or_else(|m| err(path, m))
+}
+
+fn positive_duration_at(path: &str, v: &UnitStr) -> Result<Dur, ScenarioError> {
+    let d = duration_at(path, v)?;
+    if d == Dur::ZERO {
+        return err(path, format!("{:?} must be greater than zero", v.0));
+    }
+    Ok(d)
+}
+
+fn positive_rate_at(path: &str, v: &UnitStr) -> Result<Rate, ScenarioError> {
+    let r = units::parse_rate(&v.0).or_else(|m| err(path, m))?;
+    if r.0 == 0 {
+        return err(path, format!("{:?} must be greater than zero", v.0));
+    }
+    Ok(r)
+}
+
+/// Default access-link rate: fast enough that sender bursts stay bursts.
+const DEFAULT_ACCESS_RATE: Rate = Rate(40_000_000_000);
+const DEFAULT_SAMPLE_INTERVAL: Dur = Dur::from_ms(100);
+const DEFAULT_INIT_CWND: u32 = 10;
+
+pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
+    let name = raw.name.unwrap_or_else(|| "scenario".into());
+    let duration = match &raw.duration {
+        Some(d) => positive_duration_at("duration", d)?,
+        None => {
+            return err(
+                "duration",
+                "missing: give the simulated duration, e.g. duration = \"30s\"",
+            )
+        }
+    };
+    let seed = raw.seed.unwrap_or(1);
+    let path = raw.path.unwrap_or_default();
+    if let Some(s) = path.rtt_split {
+        check_split("path.rtt_split", s)?;
+    }
+    let raw_flows = match raw.flows {
+        Some(f) if !f.is_empty() => f,
+        _ => {
+            return err(
+                "flows",
+                "no flows: add at least one [[flows]] table with a cc, e.g. cc = \"cubic\"",
+            )
+        }
+    };
+
+    let mut flows = Vec::new();
+    for (g, rf) in raw_flows.iter().enumerate() {
+        expand_flow(g, rf, &path, duration, &mut flows)?;
+    }
+
+    let rb = raw.bottleneck.unwrap_or_default();
+    let rate = match &rb.rate {
+        Some(r) => positive_rate_at("bottleneck.rate", r)?,
+        None => {
+            return err(
+                "bottleneck.rate",
+                "missing: give the bottleneck rate, e.g. rate = \"100Mbps\"",
+            )
+        }
+    };
+    let bdp_rtt = match rb.bdp_rtt.as_ref().map(|s| s.0.as_str()) {
+        None | Some("min") => Dur(flows.iter().map(|f| f.rtt_ns).min().unwrap_or(0)),
+        Some("max") => Dur(flows.iter().map(|f| f.rtt_ns).max().unwrap_or(0)),
+        Some(s) => units::parse_duration(s).map_err(|m| ScenarioError {
+            path: "bottleneck.bdp_rtt".into(),
+            message: format!("{m}, or \"min\" or \"max\""),
+        })?,
+    };
+    let bdp = units::bdp(rate, bdp_rtt);
+    let mtu_wire = flows
+        .iter()
+        .map(|f| f.mss + IP_TCP_TS_HEADER + LINK_FRAMING)
+        .max()
+        .unwrap_or(1514);
+    let buffer_str = rb.buffer.clone().unwrap_or(UnitStr("1BDP".into()));
+    let limit = resolve_buffer("bottleneck.buffer", &buffer_str.0, bdp, mtu_wire)?;
+    let burst_bytes = match &rb.burst {
+        None => mtu_wire as u64,
+        Some(b) => match units::parse_size(&b.0).or_else(|m| err("bottleneck.burst", m))? {
+            SizeSpec::Bytes(n) => n,
+            SizeSpec::Packets(p) => (p * mtu_wire as f64).round() as u64,
+            SizeSpec::Bdp(k) => (k * bdp.0 as f64).round() as u64,
+        },
+    };
+    if burst_bytes < mtu_wire as u64 {
+        return err(
+            "bottleneck.burst",
+            format!("{burst_bytes} bytes is smaller than one packet ({mtu_wire} bytes)"),
+        );
+    }
+    let ecn = rb.ecn.unwrap_or(false);
+    let qdisc_name = rb.qdisc.clone().unwrap_or_else(|| "taildrop".into());
+    let mut qdisc_params = serde_json::Value::Null;
+    for (k, v) in &rb.qdisc_params {
+        if !QdiscConfig::NAMES.contains(&k.as_str()) {
+            return err(
+                format!("bottleneck.{k}"),
+                format!(
+                    "unknown field; expected one of rate, buffer, bdp_rtt, qdisc, ecn, burst, or a [bottleneck.<qdisc>] table ({})",
+                    QdiscConfig::NAMES.join(", ")
+                ),
+            );
+        }
+        if *k != qdisc_name {
+            return err(
+                format!("bottleneck.{k}"),
+                format!("parameters for {k:?} but bottleneck.qdisc is {qdisc_name:?}"),
+            );
+        }
+        if !v.is_object() {
+            return err(format!("bottleneck.{k}"), "expected a table of parameters");
+        }
+        qdisc_params = v.clone();
+    }
+    let env = QdiscEnv {
+        limit,
+        rate,
+        mtu_wire,
+        ecn,
+    };
+    let qdisc = QdiscConfig::parse(&qdisc_name, &qdisc_params, &env).map_err(|m| {
+        let path = if qdisc_params.is_null() {
+            "bottleneck.qdisc".to_string()
+        } else {
+            format!("bottleneck.{qdisc_name}")
+        };
+        ScenarioError { path, message: m }
+    })?;
+
+    let sample_interval = match raw.sample.and_then(|s| s.interval) {
+        Some(i) => positive_duration_at("sample.interval", &i)?,
+        None => DEFAULT_SAMPLE_INTERVAL,
+    };
+
+    Ok(Scenario {
+        name,
+        description: raw.description.unwrap_or_default(),
+        duration_ns: duration.0,
+        seed,
+        bottleneck: BottleneckSpec {
+            rate_bps: rate.0,
+            buffer: buffer_str.0,
+            limit,
+            bdp_bytes: bdp.0,
+            bdp_rtt_ns: bdp_rtt.0,
+            qdisc,
+            ecn,
+            burst_bytes,
+        },
+        flows,
+        sample_interval_ns: sample_interval.0,
+    })
+}
+
+fn check_split(path: &str, s: f64) -> Result<(), ScenarioError> {
+    if !(0.0..=1.0).contains(&s) {
+        return err(
+            path,
+            format!("{s} is outside 0..1 (the share of the RTT on the forward path)"),
+        );
+    }
+    Ok(())
+}
+
+/// Resolve `buffer` to a queue limit. An explicit size below one packet is an
+/// error; a BDP multiple is never less than one full-size packet.
+fn resolve_buffer(path: &str, s: &str, bdp: Bytes, mtu_wire: u32) -> Result<Limit, ScenarioError> {
+    match units::parse_size(s).or_else(|m| err(path, m))? {
+        SizeSpec::Bytes(b) => {
+            if b < mtu_wire as u64 {
+                return err(
+                    path,
+                    format!("{s:?} is smaller than one packet ({mtu_wire} bytes on the wire)"),
+                );
+            }
+            Ok(Limit::Bytes(b))
+        }
+        SizeSpec::Packets(p) => {
+            if p < 1.0 || p.fract() != 0.0 {
+                return err(
+                    path,
+                    format!("{s:?}: a packet limit must be a whole number of at least 1"),
+                );
+            }
+            Ok(Limit::Packets(p as u32))
+        }
+        SizeSpec::Bdp(k) => {
+            if k <= 0.0 {
+                return err(path, format!("{s:?} must be greater than zero"));
+            }
+            Ok(Limit::Bytes(
+                ((k * bdp.0 as f64).round() as u64).max(mtu_wire as u64),
+            ))
+        }
+    }
+}
+
+fn expand_flow(
+    g: usize,
+    rf: &RawFlow,
+    path: &RawPath,
+    duration: Dur,
+    out: &mut Vec<FlowSpec>,
+) -> Result<(), ScenarioError> {
+    let at = |field: &str| format!("flows[{g}].{field}");
+    let cc = match &rf.cc {
+        Some(c) => c.clone(),
+        None => {
+            return err(
+                at("cc"),
+                format!("missing: choose one of {}", CcConfig::NAMES.join(", ")),
+            )
+        }
+    };
+    let params = rf.cc_params.clone().unwrap_or(serde_json::Value::Null);
+    let cfg = CcConfig::parse(&cc, &params).map_err(|m| {
+        let field = if m.starts_with("unknown congestion control") {
+            "cc"
+        } else {
+            "cc_params"
+        };
+        ScenarioError {
+            path: at(field),
+            message: m,
+        }
+    })?;
+    let count = rf.count.unwrap_or(1);
+    if count < 1 {
+        return err(
+            at("count"),
+            format!("{count} flows: count must be at least 1"),
+        );
+    }
+    let rtt = match (&rf.rtt, &path.rtt) {
+        (Some(r), _) => positive_duration_at(&at("rtt"), r)?,
+        (None, Some(r)) => positive_duration_at("path.rtt", r)?,
+        (None, None) => {
+            return err(
+                at("rtt"),
+                "missing: give rtt here or a default under [path], e.g. rtt = \"20ms\"",
+            )
+        }
+    };
+    let split = rf.rtt_split.or(path.rtt_split).unwrap_or(0.5);
+    check_split(&at("rtt_split"), split)?;
+    let access_rate = match (&rf.access_rate, &path.access_rate) {
+        (Some(r), _) => positive_rate_at(&at("access_rate"), r)?,
+        (None, Some(r)) => positive_rate_at("path.access_rate", r)?,
+        (None, None) => DEFAULT_ACCESS_RATE,
+    };
+    let start = match &rf.start {
+        Some(s) => duration_at(&at("start"), s)?,
+        None => Dur::ZERO,
+    };
+    if start >= duration {
+        return err(
+            at("start"),
+            format!("starts at {start}, not before the end of the run ({duration})"),
+        );
+    }
+    let mss = rf.mss.unwrap_or(DEFAULT_MSS as i64);
+    if !(88..=65_000).contains(&mss) {
+        return err(at("mss"), format!("{mss} is outside 88..65000 bytes"));
+    }
+    let mss = mss as u32;
+    let size = match &rf.size {
+        None => None,
+        Some(s) => match units::parse_size(&s.0).or_else(|m| err(at("size"), m))? {
+            SizeSpec::Bytes(0) => return err(at("size"), "must be greater than zero"),
+            SizeSpec::Bytes(b) => Some(b),
+            SizeSpec::Packets(p) if p >= 1.0 => Some((p * mss as f64).round() as u64),
+            _ => {
+                return err(
+                    at("size"),
+                    format!("{:?}: give a size in bytes (e.g. \"1MB\") or packets", s.0),
+                )
+            }
+        },
+    };
+    let rwnd = match &rf.rwnd {
+        None => None,
+        Some(s) => match units::parse_size(&s.0).or_else(|m| err(at("rwnd"), m))? {
+            SizeSpec::Bytes(b) if b >= mss as u64 => Some(b),
+            SizeSpec::Packets(p) if p >= 1.0 => Some((p * mss as f64).round() as u64),
+            SizeSpec::Bdp(_) => return err(
+                at("rwnd"),
+                "a receive window is given in bytes or packets (BDP multiples apply to the buffer)",
+            ),
+            _ => {
+                return err(
+                    at("rwnd"),
+                    format!("{:?} is smaller than one segment ({mss} bytes)", s.0),
+                )
+            }
+        },
+    };
+    let pacing = parse_pacing(&at("pacing"), rf.pacing.as_ref())?;
+    let init_cwnd = rf.init_cwnd.unwrap_or(DEFAULT_INIT_CWND as i64);
+    if !(1..=10_000).contains(&init_cwnd) {
+        return err(
+            at("init_cwnd"),
+            format!("{init_cwnd} is outside 1..10000 packets"),
+        );
+    }
+    let fwd = rtt.mul_f64(split);
+    for _ in 0..count {
+        let id = out.len() as u32;
+        out.push(FlowSpec {
+            id,
+            group: g as u32,
+            label: rf
+                .label
+                .clone()
+                .unwrap_or_else(|| format!("{}-{}", cfg.name(), units::format_duration(rtt))),
+            cc: cfg.name().to_string(),
+            cc_params: cfg.params_json(),
+            rtt_ns: rtt.0,
+            fwd_delay_ns: fwd.0,
+            rev_delay_ns: (rtt - fwd).0,
+            access_rate_bps: access_rate.0,
+            start_ns: start.0,
+            size_bytes: size,
+            pacing: pacing.clone(),
+            rwnd_bytes: rwnd,
+            ecn: rf.ecn.unwrap_or(false),
+            mss,
+            init_cwnd: init_cwnd as u32,
+        });
+    }
+    Ok(())
+}
+
+fn pacing_mode(path: &str, s: &str) -> Result<PacingMode, ScenarioError> {
+    match s {
+        "fq" => Ok(PacingMode::Fq),
+        "internal" => Ok(PacingMode::Internal),
+        "none" => Ok(PacingMode::None),
+        _ => err(
+            path,
+            format!("unknown pacing {s:?}; expected \"fq\", \"internal\" or \"none\""),
+        ),
+    }
+}
+
+fn parse_pacing(path: &str, v: Option<&serde_json::Value>) -> Result<Pacing, ScenarioError> {
+    use serde_json::Value;
+    let mut p = Pacing {
+        mode: PacingMode::Fq,
+        max_rate_bps: None,
+    };
+    match v {
+        None => {}
+        Some(Value::String(s)) => p.mode = pacing_mode(path, s)?,
+        Some(Value::Object(m)) => {
+            for (k, v) in m {
+                let sub = format!("{path}.{k}");
+                match (k.as_str(), v) {
+                    ("mode", Value::String(s)) => p.mode = pacing_mode(&sub, s)?,
+                    ("max_rate", Value::String(s)) => {
+                        p.max_rate_bps = Some(positive_rate_at(&sub, &UnitStr(s.clone()))?.0);
+                    }
+                    ("mode" | "max_rate", other) => {
+                        return err(sub, format!("expected a quoted string, got {other}"));
+                    }
+                    _ => return err(sub, "unknown field; expected mode or max_rate"),
+                }
+            }
+        }
+        Some(other) => {
+            return err(path, format!("expected \"fq\", \"internal\", \"none\" or a table {{ mode, max_rate }}, got {other}"))
+        }
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(j: serde_json::Value) -> Result<Scenario, ScenarioError> {
+        normalize_json(&j.to_string())
+    }
+
+    fn base() -> serde_json::Value {
+        serde_json::json!({
+            "name": "t", "duration": "10s",
+            "bottleneck": {"rate": "100Mbps", "buffer": "1BDP"},
+            "path": {"rtt": "20ms"},
+            "flows": [{"cc": "reno", "count": 2}, {"cc": "reno", "rtt": "50ms", "start": "1s"}]
+        })
+    }
+
+    fn error_of(j: serde_json::Value) -> ScenarioError {
+        norm(j).expect_err("should fail")
+    }
+
+    #[test]
+    fn expands_counts_and_resolves_the_bdp() {
+        let s = norm(base()).unwrap();
+        assert_eq!(s.flows.len(), 3);
+        assert_eq!(s.flows[2].group, 1);
+        assert_eq!(s.flows[2].rtt_ns, 50_000_000);
+        assert_eq!(
+            s.flows[0].fwd_delay_ns + s.flows[0].rev_delay_ns,
+            20_000_000
+        );
+        // BDP of the shortest RTT: 100 Mbps x 20 ms = 250 kB.
+        assert_eq!(s.bottleneck.bdp_bytes, 250_000);
+        assert_eq!(s.bottleneck.limit, Limit::Bytes(250_000));
+        let back = Scenario::from_json(&s.to_json()).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn bdp_multiples_never_fall_below_one_packet() {
+        let mut j = base();
+        j["bottleneck"]["buffer"] = "0.001BDP".into();
+        assert_eq!(norm(j).unwrap().bottleneck.limit, Limit::Bytes(1514));
+    }
+
+    #[test]
+    fn bdp_rtt_max_uses_the_longest_rtt() {
+        let mut j = base();
+        j["bottleneck"]["bdp_rtt"] = "max".into();
+        assert_eq!(norm(j).unwrap().bottleneck.bdp_bytes, 625_000);
+    }
+
+    #[test]
+    fn each_bad_input_names_its_field() {
+        let cases: Vec<(&str, serde_json::Value, &str)> = vec![
+            (
+                "unknown field",
+                serde_json::json!({"flows": [{"cc": "reno", "rtts": "1ms"}]}),
+                "flows[0]",
+            ),
+            (
+                "wrong type",
+                serde_json::json!({"flows": [{"cc": "reno", "rtt": 20}]}),
+                "flows[0].rtt",
+            ),
+            (
+                "bad unit",
+                serde_json::json!({"flows": [{"cc": "reno"}, {"cc": "reno", "rtt": "20 parsecs"}]}),
+                "flows[1].rtt",
+            ),
+            (
+                "zero rate",
+                serde_json::json!({"bottleneck": {"rate": "0Mbps"}}),
+                "bottleneck.rate",
+            ),
+            (
+                "negative duration",
+                serde_json::json!({"duration": "-1s"}),
+                "duration",
+            ),
+            (
+                "small buffer",
+                serde_json::json!({"bottleneck": {"rate": "1Mbps", "buffer": "1000B"}}),
+                "bottleneck.buffer",
+            ),
+            (
+                "unknown cc",
+                serde_json::json!({"flows": [{"cc": "vegas"}]}),
+                "flows[0].cc",
+            ),
+            (
+                "count",
+                serde_json::json!({"flows": [{"cc": "reno", "count": 0}]}),
+                "flows[0].count",
+            ),
+            (
+                "late start",
+                serde_json::json!({"flows": [{"cc": "reno", "start": "10s"}]}),
+                "flows[0].start",
+            ),
+            (
+                "qdisc table for another qdisc",
+                serde_json::json!({"bottleneck": {"rate": "1Mbps", "codel": {}}}),
+                "bottleneck.codel",
+            ),
+            (
+                "bad pacing",
+                serde_json::json!({"flows": [{"cc": "reno", "pacing": "sometimes"}]}),
+                "flows[0].pacing",
+            ),
+        ];
+        for (what, patch, path) in cases {
+            let mut j = base();
+            for (k, v) in patch.as_object().unwrap() {
+                if let (Some(dst), Some(src)) = (j[k].as_object_mut(), v.as_object()) {
+                    for (k2, v2) in src {
+                        dst.insert(k2.clone(), v2.clone());
+                    }
+                } else {
+                    j[k] = v.clone();
+                }
+            }
+            let e = error_of(j);
+            assert!(e.path.starts_with(path), "{what}: got {e}");
+            assert!(!e.message.is_empty(), "{what}");
+        }
+        let mut j = base();
+        j["flows"] = serde_json::json!([]);
+        assert_eq!(error_of(j).path, "flows");
+    }
+
+    #[test]
+    fn pacing_accepts_a_mode_or_a_table() {
+        let mut j = base();
+        j["flows"][0]["pacing"] = serde_json::json!({"max_rate": "8.5Mbps"});
+        j["flows"][1]["pacing"] = "none".into();
+        let s = norm(j).unwrap();
+        assert_eq!(
+            s.flows[0].pacing,
+            Pacing {
+                mode: PacingMode::Fq,
+                max_rate_bps: Some(8_500_000)
+            }
+        );
+        assert_eq!(s.flows[2].pacing.mode, PacingMode::None);
+    }
+}

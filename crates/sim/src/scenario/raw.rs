@@ -1,0 +1,90 @@
+//! The scenario file as written (TOML, handed over as JSON): every field
+//! optional where a default exists, every unit still a string. serde rejects
+//! unknown fields and wrong types; `normalize` checks values and resolves units.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// A string that carries a unit ("20ms", "100Mbps", "1BDP").
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnitStr(pub String);
+
+impl<'de> Deserialize<'de> for UnitStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = UnitStr;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a quoted value with a unit, such as \"20ms\", \"100Mbps\" or \"1BDP\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<UnitStr, E> {
+                Ok(UnitStr(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub duration: Option<UnitStr>,
+    pub seed: Option<u64>,
+    pub bottleneck: Option<RawBottleneck>,
+    pub path: Option<RawPath>,
+    pub flows: Option<Vec<RawFlow>>,
+    pub sample: Option<RawSample>,
+}
+
+/// Unknown keys land in `qdisc_params` and are checked by `normalize`
+/// (serde cannot combine `flatten` with `deny_unknown_fields`).
+#[derive(Deserialize, Debug, Default)]
+pub struct RawBottleneck {
+    pub rate: Option<UnitStr>,
+    pub buffer: Option<UnitStr>,
+    pub bdp_rtt: Option<UnitStr>,
+    pub qdisc: Option<String>,
+    pub ecn: Option<bool>,
+    pub burst: Option<UnitStr>,
+    /// `[bottleneck.<qdisc>]` parameter tables, checked against `qdisc`.
+    #[serde(flatten)]
+    pub qdisc_params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Path properties; under `[path]` they are defaults for every flow.
+#[derive(Deserialize, Debug, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawPath {
+    pub rtt: Option<UnitStr>,
+    pub rtt_split: Option<f64>,
+    pub access_rate: Option<UnitStr>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawFlow {
+    pub cc: Option<String>,
+    pub cc_params: Option<serde_json::Value>,
+    pub count: Option<i64>,
+    pub label: Option<String>,
+    pub rtt: Option<UnitStr>,
+    pub rtt_split: Option<f64>,
+    pub access_rate: Option<UnitStr>,
+    pub start: Option<UnitStr>,
+    pub size: Option<UnitStr>,
+    /// `"fq" | "internal" | "none"`, or `{ mode = "fq", max_rate = "8.5Mbps" }`.
+    pub pacing: Option<serde_json::Value>,
+    pub rwnd: Option<UnitStr>,
+    pub ecn: Option<bool>,
+    pub init_cwnd: Option<i64>,
+    pub mss: Option<i64>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawSample {
+    pub interval: Option<UnitStr>,
+}

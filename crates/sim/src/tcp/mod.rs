@@ -1,0 +1,10 @@
+//! TCP modelled on Linux: sender (transmit loop, pacing, ACK processing,
+//! recovery), receiver (delayed ACKs, SACK), the retransmission scoreboard,
+//! RACK-TLP, RTT estimation and delivery-rate sampling.
+
+pub mod rack;
+pub mod rate;
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;

@@ -1,0 +1,940 @@
+//! The sending side of a flow, modelled on Linux TCP: handshake, transmit
+//! loop (`tcp_write_xmit` with TSO sizing and the cwnd/rwnd tests),
+//! EDT pacing (`tcp_update_skb_after_send`, sch_fq `maxrate`), ACK
+//! processing (`tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`), RACK-TLP,
+//! the recovery state machine (`tcp_fastretrans_alert`), RTO and the
+//! delivery-rate sample handed to the congestion control on every ACK.
+//!
+//! Sans-IO: every call takes `now` and appends packets to send to `out`;
+//! the caller asks `next_deadline()` when to call `on_timer`.
+
+use super::rack::{self, Rack};
+use super::rate::{DeliveryState, SampleRef};
+use super::rtt::{seq_after, RttEstimator, RTO_MAX, RTO_MIN, TIMEOUT_INIT};
+use super::scoreboard::{seg, SackRanges, Scoreboard, Seg};
+use crate::app::App;
+use crate::cc::{AnyCc, CaState, CcConfig, CcEvent, CcInit, CongestionControl, Conn, LostPacket, TsoPolicy};
+use crate::packet::{flags, Ecn, Kind, Packet};
+use crate::scenario::{Pacing, PacingMode};
+use crate::units::{Dur, Rate, Time};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// `GSO_MAX_SIZE`: the largest TSO super-packet, bytes.
+const GSO_MAX_SIZE: u64 = 65_536;
+/// sysctl `tcp_tso_rtt_log`.
+const TSO_RTT_LOG: u32 = 9;
+/// Default `sk_pacing_shift`: about 1 ms of data per TSO burst.
+const PACING_SHIFT: u32 = 10;
+/// `TCP_TIMEOUT_MIN` (2 jiffies at HZ=1000), added to the TLP timeout.
+const TIMEOUT_MIN: Dur = Dur::from_ms(2);
+/// Linux does not pace the first 10 data segments of a connection.
+const UNPACED_SEGS: u64 = 10;
+
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    pub flow: u32,
+    pub mss: u32,
+    pub init_cwnd: u32,
+    pub pacing: Pacing,
+    /// Receive window in segments (`None` = unlimited).
+    pub rwnd_segs: Option<u32>,
+    pub ecn: bool,
+    /// Seed for the congestion control's random stream.
+    pub cc_seed: u64,
+}
+
+/// Counters for the flow summary.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    /// Data segments transmitted, retransmissions included.
+    pub segs_sent: u64,
+    pub segs_retrans: u64,
+    /// srtt summed over ACKs that updated it, for the mean.
+    pub srtt_sum_us: f64,
+    pub srtt_n: u64,
+    pub rto_count: u64,
+    pub established_at: Option<Time>,
+    pub completed_at: Option<Time>,
+}
+
+/// Per-sample view of the sender for samples.parquet.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderSample {
+    pub cwnd: u32,
+    pub in_flight: u32,
+    pub srtt: Option<Dur>,
+    pub min_rtt: Option<Dur>,
+    pub pacing_rate: Rate,
+    pub delivery_rate: Rate,
+    pub segs_retrans: u64,
+    pub bytes_acked: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimerKind {
+    Rto,
+    LossProbe,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    SynSent { at: Time, tries: u32 },
+    Established,
+    Done,
+}
+
+pub struct Sender {
+    cfg: SenderConfig,
+    cc_cfg: CcConfig,
+    cc: Option<AnyCc>,
+    app: App,
+    total_segs: Option<u32>,
+    phase: Phase,
+    // Sequence space, in segments.
+    snd_una: u32,
+    snd_nxt: u32,
+    sb: Scoreboard,
+    sacked: SackRanges,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// Lost segments waiting for retransmission, lowest first (lazy: checked when popped).
+    retx: BinaryHeap<Reverse<u32>>,
+    rack: Rack,
+    rtt: RttEstimator,
+    rate: DeliveryState,
+    /// `tp->lost`.
+    lost_total: u64,
+    ca_state: CaState,
+    high_seq: u32,
+    sent_since_state_change: u32,
+    /// Set the CWR flag on the next data segment (`TCP_ECN_QUEUE_CWR`).
+    queue_cwr: bool,
+    // cwnd validation (`tcp_cwnd_validate`).
+    is_cwnd_limited: bool,
+    max_packets_out: u32,
+    cwnd_usage_seq: u32,
+    // Pacing.
+    /// Earliest departure time of the next packet (`tcp_wstamp_ns`).
+    wstamp: Time,
+    /// sch_fq's per-flow `time_next_packet` under `maxrate`.
+    fq_next: Time,
+    data_segs_out: u64,
+    // Timers.
+    xmit_timer: Option<(Time, TimerKind)>,
+    reo_timer: Option<Time>,
+    pacing_timer: Option<Time>,
+    tlp_high_seq: Option<u32>,
+    tlp_retrans: bool,
+    // Scratch buffers reused across ACKs.
+    fresh: Vec<(u32, u32)>,
+    lost_now: Vec<u32>,
+    /// State-machine transitions reported by the CC: (time, from, to).
+    pub transitions: Vec<(Time, &'static str, &'static str)>,
+    last_phase: &'static str,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig, cc_cfg: CcConfig, app: App) -> Sender {
+        let total_segs = app.total_segments(cfg.mss);
+        Sender {
+            cfg,
+            cc_cfg,
+            cc: None,
+            app,
+            total_segs,
+            phase: Phase::Idle,
+            snd_una: 0,
+            snd_nxt: 0,
+            sb: Scoreboard::default(),
+            sacked: SackRanges::default(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            retx: BinaryHeap::new(),
+            rack: Rack::default(),
+            rtt: RttEstimator::default(),
+            rate: DeliveryState::default(),
+            lost_total: 0,
+            ca_state: CaState::Open,
+            high_seq: 0,
+            sent_since_state_change: 0,
+            queue_cwr: false,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            wstamp: Time::ZERO,
+            fq_next: Time::ZERO,
+            data_segs_out: 0,
+            xmit_timer: None,
+            reo_timer: None,
+            pacing_timer: None,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            fresh: Vec::new(),
+            lost_now: Vec::new(),
+            transitions: Vec::new(),
+            last_phase: "",
+            stats: SenderStats::default(),
+        }
+    }
+
+    pub fn flow(&self) -> u32 {
+        self.cfg.flow
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Done
+    }
+
+    pub fn cc(&self) -> Option<&AnyCc> {
+        self.cc.as_ref()
+    }
+
+    /// `tcp_packets_in_flight`.
+    pub fn in_flight(&self) -> u32 {
+        self.packets_out() - self.sacked_out - self.lost_out + self.retrans_out
+    }
+
+    fn packets_out(&self) -> u32 {
+        self.snd_nxt - self.snd_una
+    }
+
+    pub fn sample(&self) -> SenderSample {
+        SenderSample {
+            cwnd: self.cc.as_ref().map_or(self.cfg.init_cwnd, |c| c.cwnd()),
+            in_flight: self.in_flight(),
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            pacing_rate: self.cc.as_ref().map_or(Rate::INF, |c| c.pacing_rate()),
+            delivery_rate: self.rate.delivery_rate(self.cfg.mss),
+            segs_retrans: self.stats.segs_retrans,
+            bytes_acked: self.app.bytes_in(self.snd_una, self.cfg.mss),
+        }
+    }
+
+    /// When `on_timer` must next be called.
+    pub fn next_deadline(&self) -> Option<Time> {
+        let syn = match self.phase {
+            Phase::SynSent { at, tries } => Some(at + Dur((TIMEOUT_INIT.0 << tries.min(6)).min(RTO_MAX.0))),
+            _ => None,
+        };
+        [syn, self.xmit_timer.map(|(t, _)| t), self.reo_timer, self.pacing_timer].into_iter().flatten().min()
+    }
+
+    /// Open the connection: send the SYN.
+    pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.phase = Phase::SynSent { at: now, tries: 0 };
+        out.push(self.stamp(Packet::control(self.cfg.flow, Kind::Syn)));
+    }
+
+    fn stamp(&self, mut p: Packet) -> Packet {
+        p.flow = self.cfg.flow;
+        p
+    }
+
+    fn conn(&self) -> Conn {
+        Conn {
+            mss: self.cfg.mss,
+            init_cwnd: self.cfg.init_cwnd,
+            in_flight: self.in_flight(),
+            packets_out: self.packets_out(),
+            delivered: self.rate.delivered,
+            delivered_ce: self.rate.delivered_ce,
+            lost: self.lost_total,
+            delivered_mstamp: self.rate.delivered_mstamp,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            ca_state: self.ca_state,
+            is_cwnd_limited: self.is_cwnd_limited,
+            max_packets_out: self.max_packets_out,
+            app_limited: self.rate.app_limited != 0,
+            next_departure: self.wstamp,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            ecn_enabled: self.cfg.ecn,
+            paced: self.is_paced(),
+            sent_since_state_change: self.sent_since_state_change,
+        }
+    }
+
+    fn is_paced(&self) -> bool {
+        match self.cfg.pacing.mode {
+            PacingMode::Fq => true,
+            PacingMode::Internal => self.cc.as_ref().is_some_and(|c| c.wants_pacing()),
+            PacingMode::None => false,
+        }
+    }
+
+    fn note_phase(&mut self, now: Time) {
+        if let Some(cc) = &self.cc {
+            let p = cc.phase();
+            if !std::ptr::eq(p, self.last_phase) && p != self.last_phase {
+                self.transitions.push((now, self.last_phase, p));
+                self.last_phase = p;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Incoming packets
+
+    pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>) {
+        match (pkt.kind, self.phase) {
+            (Kind::SynAck, Phase::SynSent { at, tries }) => {
+                // Karn: only an unretransmitted SYN gives an RTT sample.
+                if tries == 0 {
+                    let rtt_us = now.since(at).us().max(1);
+                    self.rtt.sample(rtt_us, 0, 0);
+                    self.rtt.update_min_rtt(now, rtt_us, false);
+                }
+                self.establish(now, out);
+            }
+            (Kind::Ack, Phase::Established) => self.on_ack(now, pkt, out),
+            _ => {}
+        }
+    }
+
+    fn establish(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.phase = Phase::Established;
+        self.stats.established_at = Some(now);
+        let init = CcInit {
+            now,
+            mss: self.cfg.mss,
+            init_cwnd: self.cfg.init_cwnd,
+            srtt: self.rtt.srtt(),
+            seed: self.cfg.cc_seed,
+            ecn_enabled: self.cfg.ecn,
+        };
+        self.cc = Some(self.cc_cfg.build(&init));
+        self.note_phase(now);
+        self.transmit(now, out);
+    }
+
+    fn on_ack(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>) {
+        let ack = pkt.seq;
+        if ack < self.snd_una || ack > self.snd_nxt {
+            return; // old or impossible ACK
+        }
+        let prior_in_flight = self.in_flight();
+        let prior_delivered = self.rate.delivered;
+        let prior_lost = self.lost_total;
+        let prior_una = self.snd_una;
+        let ece = self.cfg.ecn && pkt.has_flag(flags::ECE);
+        let min_rtt = self.rtt.min_rtt();
+        let mut sref = SampleRef::default();
+        // RTT samples of this ACK (tcp_clean_rtx_queue / tcp_sacktag).
+        let mut first_ackt: Option<Time> = None;
+        let mut last_ackt: Option<Time> = None;
+        let mut first_sackt: Option<Time> = None;
+        let mut last_sackt: Option<Time> = None;
+        let mut retrans_data_acked = false;
+        let mut newly_sacked = false;
+
+        // 1. SACK blocks (tcp_sacktag_write_queue).
+        let mut fresh = std::mem::take(&mut self.fresh);
+        fresh.clear();
+        for b in pkt.sacks() {
+            let s = b.start.max(ack);
+            let e = b.end.min(self.snd_nxt);
+            if s < e {
+                self.sacked.add(s, e, &mut fresh);
+            }
+        }
+        for &(s, e) in &fresh {
+            for q in s..e {
+                let sg = self.sb.get_mut(q);
+                if sg.has(seg::SACKED) {
+                    continue;
+                }
+                newly_sacked = true;
+                let was_retrans = sg.has(seg::RETRANS);
+                if sg.has(seg::LOST) {
+                    sg.flags &= !seg::LOST;
+                    self.lost_out -= 1;
+                }
+                if was_retrans {
+                    sg.flags &= !seg::RETRANS;
+                    self.retrans_out -= 1;
+                }
+                sg.flags |= seg::SACKED;
+                self.sacked_out += 1;
+                let tx_time = sg.tx_time;
+                let ever = sg.has(seg::EVER_RETRANS);
+                if !ever {
+                    first_sackt = Some(first_sackt.map_or(tx_time, |t: Time| t.min(tx_time)));
+                    last_sackt = Some(last_sackt.map_or(tx_time, |t: Time| t.max(tx_time)));
+                }
+                self.rate.on_delivered(&mut sref, q, sg, true, false);
+                self.rack.on_delivered(now, q, tx_time, ever, min_rtt);
+            }
+        }
+        self.fresh = fresh;
+
+        // 2. Cumulative ACK (tcp_clean_rtx_queue).
+        while self.snd_una < ack {
+            let q = self.snd_una;
+            let mut sg = self.sb.pop_front().expect("scoreboard covers snd_una..snd_nxt");
+            self.snd_una += 1;
+            if sg.has(seg::SACKED) {
+                self.sacked_out -= 1;
+                continue;
+            }
+            if sg.has(seg::LOST) {
+                self.lost_out -= 1;
+            }
+            if sg.has(seg::RETRANS) {
+                self.retrans_out -= 1;
+            }
+            let ever = sg.has(seg::EVER_RETRANS);
+            if ever {
+                retrans_data_acked = true;
+            } else {
+                first_ackt.get_or_insert(sg.tx_time);
+                last_ackt = Some(sg.tx_time);
+            }
+            self.rate.on_delivered(&mut sref, q, &mut sg, false, false);
+            self.rack.on_delivered(now, q, sg.tx_time, ever, min_rtt);
+        }
+        let una_advanced = self.snd_una > prior_una;
+        if una_advanced {
+            self.sacked.trim_below(self.snd_una);
+        }
+
+        // 3. RTT (tcp_ack_update_rtt): Karn's rule for cumulative ACKs.
+        let mut seq_rtt = first_ackt.filter(|_| !retrans_data_acked).map(|t| now.since(t).us() as i64);
+        let mut ca_rtt: i64 = last_ackt.filter(|_| !retrans_data_acked).map_or(-1, |t| now.since(t).us() as i64);
+        if let (Some(f), Some(l)) = (first_sackt, last_sackt) {
+            if seq_rtt.is_none() {
+                seq_rtt = Some(now.since(f).us() as i64);
+            }
+            ca_rtt = now.since(l).us() as i64;
+        }
+        if let Some(m) = seq_rtt {
+            self.rtt.update_min_rtt(now, ca_rtt.max(1) as u64, false);
+            self.rtt.sample(m.max(1) as u64, self.snd_una, self.snd_nxt);
+        }
+        if let Some(s) = self.rtt.srtt() {
+            self.stats.srtt_sum_us += s.us() as f64;
+            self.stats.srtt_n += 1;
+        }
+
+        // 4. TLP episode (tcp_process_tlp_ack), simplified: no D-SACK.
+        if let Some(h) = self.tlp_high_seq {
+            if ack >= h {
+                if self.tlp_retrans && seq_after(ack, h) {
+                    // The probe repaired a loss: one cwnd reduction.
+                    self.set_state(now, CaState::Cwr);
+                    self.set_state(now, CaState::Open);
+                }
+                self.tlp_high_seq = None;
+            }
+        }
+
+        // 5. Loss detection and recovery state (tcp_fastretrans_alert).
+        let dubious = !una_advanced || newly_sacked || ece || self.ca_state != CaState::Open;
+        if dubious {
+            self.rack_detect(now);
+            self.update_recovery_state(now, ece);
+        }
+
+        // 6. Rate sample and congestion control (tcp_rate_gen, tcp_cong_control).
+        let newly_delivered = (self.rate.delivered - prior_delivered) as u32;
+        let newly_lost = (self.lost_total - prior_lost) as u32;
+        let mut rs = self.rate.generate(
+            now,
+            &sref,
+            newly_delivered,
+            newly_lost,
+            prior_in_flight,
+            ca_rtt,
+            self.rtt.min_rtt_us(),
+            self.lost_total,
+        );
+        rs.is_ece = ece;
+        rs.snd_una_advanced = una_advanced;
+        rs.is_acking_tlp_retrans_seq = false;
+        let conn = self.conn();
+        let cc = self.cc.as_mut().expect("established");
+        let outcome = cc.on_ack(now, &rs, &conn);
+        if outcome.mark_app_limited {
+            self.rate.mark_app_limited(self.in_flight());
+        }
+        self.note_phase(now);
+
+        // 7. Timers (tcp_set_xmit_timer).
+        if una_advanced {
+            if self.packets_out() == 0 {
+                self.xmit_timer = None;
+            } else if !self.schedule_loss_probe(now, true) {
+                self.rearm_rto(now);
+            }
+        }
+
+        // 8. Completion of a finite transfer.
+        if let Some(total) = self.total_segs {
+            if self.snd_una >= total {
+                self.finish(now);
+                return;
+            }
+        }
+        self.transmit(now, out);
+    }
+
+    fn finish(&mut self, now: Time) {
+        self.phase = Phase::Done;
+        self.stats.completed_at = Some(now);
+        self.xmit_timer = None;
+        self.reo_timer = None;
+        self.pacing_timer = None;
+    }
+
+    /// `tcp_rack_mark_lost`.
+    fn rack_detect(&mut self, now: Time) {
+        if !self.rack.take_advanced() {
+            return;
+        }
+        self.run_rack(now);
+    }
+
+    fn run_rack(&mut self, now: Time) {
+        let reo = rack::reo_wnd(
+            self.ca_state >= CaState::Recovery,
+            self.sacked_out,
+            self.rtt.min_rtt(),
+            self.rtt.srtt(),
+        );
+        let mut lost = std::mem::take(&mut self.lost_now);
+        lost.clear();
+        let next = self.rack.detect_loss(now, reo, &self.sb, |q| lost.push(q));
+        for &q in &lost {
+            self.mark_lost(now, q);
+        }
+        self.lost_now = lost;
+        // `tcp_rack_mark_lost` arms the reordering timer (+ TCP_TIMEOUT_MIN).
+        self.reo_timer = next.map(|t| t + TIMEOUT_MIN);
+    }
+
+    /// `tcp_mark_skb_lost`.
+    fn mark_lost(&mut self, now: Time, q: u32) {
+        let sg = self.sb.get_mut(q);
+        if sg.has(seg::SACKED) {
+            return;
+        }
+        if sg.has(seg::LOST) {
+            if !sg.has(seg::RETRANS) {
+                return;
+            }
+            // A retransmission lost again.
+            sg.flags &= !seg::RETRANS;
+            self.retrans_out -= 1;
+        } else {
+            sg.flags |= seg::LOST;
+            self.lost_out += 1;
+        }
+        let lp = LostPacket {
+            pcount: 1,
+            tx_in_flight: sg.tx.in_flight,
+            tx_delivered: sg.tx.delivered,
+            tx_lost: sg.tx.lost,
+            is_app_limited: sg.tx.is_app_limited,
+            has_tx_snapshot: sg.has(seg::SNAPSHOT),
+        };
+        self.lost_total += 1;
+        self.retx.push(Reverse(q));
+        let conn = self.conn();
+        if let Some(cc) = self.cc.as_mut() {
+            cc.on_packet_lost(now, &lp, &conn);
+        }
+    }
+
+    fn set_state(&mut self, now: Time, to: CaState) {
+        let from = self.ca_state;
+        if from == to {
+            return;
+        }
+        self.ca_state = to;
+        self.sent_since_state_change = 0;
+        let conn = self.conn();
+        if let Some(cc) = self.cc.as_mut() {
+            cc.on_state_change(now, from, to, &conn);
+        }
+        self.note_phase(now);
+    }
+
+    /// Recovery entry and exit (`tcp_fastretrans_alert`, `tcp_try_to_open`).
+    fn update_recovery_state(&mut self, now: Time, ece: bool) {
+        let recovered = !seq_after(self.high_seq, self.snd_una);
+        match self.ca_state {
+            CaState::Recovery | CaState::Cwr | CaState::Loss if recovered => {
+                self.set_state(now, CaState::Open);
+            }
+            _ => {}
+        }
+        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            if self.lost_out > 0 {
+                self.high_seq = self.snd_nxt;
+                self.set_state(now, CaState::Recovery);
+            } else if ece {
+                // `tcp_enter_cwr`: one reduction per window of data.
+                self.high_seq = self.snd_nxt;
+                self.queue_cwr = true;
+                self.set_state(now, CaState::Cwr);
+            } else {
+                let s = if self.sacked_out > 0 || self.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+                self.set_state(now, s);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Timers
+
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if let Phase::SynSent { at, tries } = self.phase {
+            if now >= at + Dur((TIMEOUT_INIT.0 << tries.min(6)).min(RTO_MAX.0)) {
+                self.phase = Phase::SynSent { at: now, tries: tries + 1 };
+                out.push(self.stamp(Packet::control(self.cfg.flow, Kind::Syn)));
+            }
+            return;
+        }
+        if self.phase != Phase::Established {
+            return;
+        }
+        if self.reo_timer.is_some_and(|t| t <= now) {
+            // `tcp_rack_reo_timeout`.
+            self.reo_timer = None;
+            let before = self.lost_out;
+            self.run_rack(now);
+            if self.lost_out > before && self.ca_state < CaState::Recovery {
+                self.high_seq = self.snd_nxt;
+                self.set_state(now, CaState::Recovery);
+            }
+        }
+        if let Some((t, kind)) = self.xmit_timer {
+            if t <= now {
+                self.xmit_timer = None;
+                match kind {
+                    TimerKind::Rto => self.on_rto(now),
+                    TimerKind::LossProbe => self.send_loss_probe(now, out),
+                }
+            }
+        }
+        if self.pacing_timer.is_some_and(|t| t <= now) {
+            self.pacing_timer = None;
+        }
+        self.transmit(now, out);
+    }
+
+    /// `tcp_retransmit_timer` -> `tcp_enter_loss`.
+    fn on_rto(&mut self, now: Time) {
+        if self.packets_out() == 0 {
+            return;
+        }
+        self.stats.rto_count += 1;
+        // `tcp_timeout_mark_lost`: the head, and every packet whose RACK
+        // timer would have expired.
+        let rack_rtt = self.rack.rtt();
+        let head = self.snd_una;
+        let mut to_mark = std::mem::take(&mut self.lost_now);
+        to_mark.clear();
+        for (q, sg) in self.sb.iter_mut() {
+            if sg.has(seg::SACKED) {
+                continue;
+            }
+            if q != head && sg.tx_time + rack_rtt > now {
+                continue;
+            }
+            to_mark.push(q);
+        }
+        for &q in &to_mark {
+            self.mark_lost(now, q);
+        }
+        self.lost_now = to_mark;
+        self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.queue_cwr = self.cfg.ecn;
+        // Re-enter Loss on a repeated timeout so the CC sees each one.
+        if self.ca_state == CaState::Loss {
+            self.ca_state = CaState::Recovery;
+        }
+        self.set_state(now, CaState::Loss);
+        self.rtt.backoff();
+        self.xmit_timer = Some((now + self.rtt.rto(), TimerKind::Rto));
+    }
+
+    /// `tcp_send_loss_probe`.
+    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.tlp_high_seq.is_none() {
+            if self.new_data_ready() > 0 {
+                self.send_new(now, 1, out);
+                self.tlp_retrans = false;
+                self.tlp_high_seq = Some(self.snd_nxt);
+            } else if let Some(q) = self.sb.back_seq() {
+                if !self.sb.get(q).has(seg::SACKED) {
+                    self.retransmit(now, q, out);
+                    self.tlp_retrans = true;
+                    self.tlp_high_seq = Some(self.snd_nxt);
+                }
+            }
+        }
+        self.rearm_rto(now);
+    }
+
+    /// `tcp_rearm_rto`.
+    fn rearm_rto(&mut self, now: Time) {
+        if self.packets_out() == 0 {
+            self.xmit_timer = None;
+            return;
+        }
+        let mut at = now + self.rtt.rto();
+        if let Some((_, TimerKind::LossProbe)) = self.xmit_timer {
+            at = self.rto_from_head(now).max(now + Dur(1_000));
+        }
+        self.xmit_timer = Some((at, TimerKind::Rto));
+    }
+
+    /// When the RTO would fire, counted from the oldest outstanding packet.
+    fn rto_from_head(&self, now: Time) -> Time {
+        match self.sb.front() {
+            Some(s) => s.tx_time + self.rtt.rto(),
+            None => now + self.rtt.rto(),
+        }
+    }
+
+    /// `tcp_schedule_loss_probe`.
+    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
+        if self.packets_out() == 0 || !matches!(self.ca_state, CaState::Open | CaState::Cwr) {
+            return false;
+        }
+        let mut timeout = match self.rtt.srtt() {
+            Some(s) => {
+                let extra = if self.packets_out() == 1 { RTO_MIN } else { TIMEOUT_MIN };
+                Dur(2 * s.0) + extra
+            }
+            None => TIMEOUT_INIT,
+        };
+        let rto_delta = if advancing_rto { self.rtt.rto() } else { self.rto_from_head(now).since(now) };
+        if rto_delta > Dur::ZERO {
+            timeout = timeout.min(rto_delta);
+        }
+        self.xmit_timer = Some((now + timeout, TimerKind::LossProbe));
+        true
+    }
+
+    // ------------------------------------------------------------------
+    // Transmission
+
+    /// Segments the application has written and TCP has not yet sent.
+    fn new_data_ready(&self) -> u32 {
+        let written = self.total_segs.unwrap_or(u32::MAX).min(self.app.segments_written(self.cfg.mss));
+        let mut ready = written.saturating_sub(self.snd_nxt);
+        if let Some(w) = self.cfg.rwnd_segs {
+            ready = ready.min((self.snd_una + w).saturating_sub(self.snd_nxt));
+        }
+        ready
+    }
+
+    /// The earliest time the next packet may leave (EDT and fq maxrate).
+    fn departure_gate(&self) -> Time {
+        let mut t = Time::ZERO;
+        if self.is_paced() && self.data_segs_out >= UNPACED_SEGS {
+            t = self.wstamp;
+        }
+        if self.cfg.pacing.max_rate_bps.is_some() {
+            t = t.max(self.fq_next);
+        }
+        t
+    }
+
+    /// `tcp_tso_segs`: the burst size in segments.
+    fn tso_segs(&self) -> u32 {
+        let cc = self.cc.as_ref().expect("established");
+        match cc.tso_policy() {
+            TsoPolicy::Fixed(n) => n.max(1),
+            TsoPolicy::Autosize { min_segs } => {
+                // `tcp_tso_autosize`: ~1 ms of data at the pacing rate, plus a
+                // bonus for short RTTs, capped at GSO_MAX_SIZE.
+                let rate = cc.pacing_rate();
+                let mut bytes = if rate.is_inf() { GSO_MAX_SIZE } else { rate.bytes_per_sec() >> PACING_SHIFT };
+                let r = self.rtt.min_rtt_us() >> TSO_RTT_LOG;
+                if r < 32 {
+                    bytes += GSO_MAX_SIZE >> r;
+                }
+                let bytes = bytes.min(GSO_MAX_SIZE);
+                ((bytes / self.cfg.mss as u64) as u32).max(min_segs)
+            }
+        }
+    }
+
+    /// `tcp_write_xmit` preceded by `tcp_xmit_retransmit_queue`.
+    fn transmit(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.phase != Phase::Established {
+            return;
+        }
+        let mut sent_any = false;
+        let mut cwnd_limited = false;
+        loop {
+            let gate = self.departure_gate();
+            if gate > now {
+                self.pacing_timer = Some(gate);
+                break;
+            }
+            let cwnd = self.cc.as_ref().expect("established").cwnd();
+            let in_flight = self.in_flight();
+            if let Some(q) = self.next_retransmit() {
+                if in_flight >= cwnd {
+                    cwnd_limited = true;
+                    break;
+                }
+                self.retx.pop();
+                self.retransmit(now, q, out);
+                sent_any = true;
+                continue;
+            }
+            let ready = self.new_data_ready();
+            if ready == 0 {
+                break;
+            }
+            if in_flight >= cwnd {
+                cwnd_limited = true;
+                break;
+            }
+            // `tcp_cwnd_test`: at most half the cwnd per burst.
+            let quota = (cwnd - in_flight).min((cwnd >> 1).max(1));
+            let n = quota.min(self.tso_segs()).min(ready);
+            self.send_new(now, n, out);
+            sent_any = true;
+        }
+        if sent_any || cwnd_limited {
+            self.cwnd_validate(cwnd_limited || self.in_flight() >= self.cc.as_ref().map_or(0, |c| c.cwnd()));
+        }
+        if sent_any {
+            if self.xmit_timer.is_none() || matches!(self.xmit_timer, Some((_, TimerKind::LossProbe))) {
+                self.rearm_rto(now);
+            }
+            self.schedule_loss_probe(now, false);
+        }
+        self.check_app_limited();
+    }
+
+    /// `tcp_rate_check_app_limited`: nothing to send although cwnd allows.
+    fn check_app_limited(&mut self) {
+        let cwnd = self.cc.as_ref().map_or(0, |c| c.cwnd());
+        let written = self.total_segs.unwrap_or(u32::MAX).min(self.app.segments_written(self.cfg.mss));
+        if self.snd_nxt >= written && self.in_flight() < cwnd && self.lost_out <= self.retrans_out {
+            self.rate.mark_app_limited(self.in_flight());
+        }
+    }
+
+    /// `tcp_cwnd_validate`.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let packets_out = self.packets_out();
+        if !seq_after(self.cwnd_usage_seq, self.snd_una)
+            || is_cwnd_limited
+            || (!self.is_cwnd_limited && packets_out > self.max_packets_out)
+        {
+            self.is_cwnd_limited = is_cwnd_limited;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    fn next_retransmit(&mut self) -> Option<u32> {
+        while let Some(&Reverse(q)) = self.retx.peek() {
+            let valid = self.sb.contains(q) && {
+                let s = self.sb.get(q);
+                s.has(seg::LOST) && !s.has(seg::RETRANS) && !s.has(seg::SACKED)
+            };
+            if valid {
+                return Some(q);
+            }
+            self.retx.pop();
+        }
+        None
+    }
+
+    /// Account one transmission of `len` payload bytes for pacing
+    /// (`tcp_update_skb_after_send`) and fq `maxrate`.
+    fn pace(&mut self, now: Time, payload: u64, wire: u64) {
+        let prior = self.wstamp;
+        self.wstamp = self.wstamp.max(now);
+        let rate = self.cc.as_ref().map_or(Rate::INF, |c| c.pacing_rate());
+        if self.is_paced() && !rate.is_inf() && rate.0 > 0 && self.data_segs_out >= UNPACED_SEGS {
+            let len_ns = (payload as u128 * 1_000_000_000 / rate.bytes_per_sec().max(1) as u128) as u64;
+            let credit = self.wstamp.since(prior).0;
+            self.wstamp += Dur(len_ns - (len_ns / 2).min(credit));
+        }
+        if let Some(max) = self.cfg.pacing.max_rate_bps {
+            // sch_fq: time_next_packet = now + len / maxrate, minus lateness (capped at half).
+            let mut len_ns = Rate(max).tx_time(crate::units::Bytes(wire)).0.min(1_000_000_000);
+            if self.fq_next > Time::ZERO {
+                len_ns -= (len_ns / 2).min(now.since(self.fq_next).0);
+            }
+            self.fq_next = now + Dur(len_ns);
+        }
+    }
+
+    fn data_packet(&mut self, q: u32) -> Packet {
+        let mut p = Packet::data(self.cfg.flow, q, self.app.payload(q, self.cfg.mss));
+        if self.cfg.ecn {
+            p.ecn = Ecn::Ect0;
+            if self.queue_cwr {
+                p.flags |= flags::CWR;
+                self.queue_cwr = false;
+            }
+        }
+        p
+    }
+
+    fn send_new(&mut self, now: Time, n: u32, out: &mut Vec<Packet>) {
+        if self.in_flight() == 0 {
+            let conn = self.conn();
+            if let Some(cc) = self.cc.as_mut() {
+                cc.on_event(now, CcEvent::TxStart, &conn);
+            }
+        }
+        let mut payload = 0u64;
+        let mut wire = 0u64;
+        for _ in 0..n {
+            let q = self.snd_nxt;
+            let packets_out = self.packets_out();
+            let tx = self.rate.on_send(now, packets_out, self.in_flight() + 1, self.lost_total);
+            self.sb.push(Seg { tx_time: now, flags: seg::SNAPSHOT, tx });
+            self.snd_nxt += 1;
+            self.rack.on_transmit(q, now);
+            let p = self.data_packet(q);
+            payload += p.payload as u64;
+            wire += p.wire_len as u64;
+            out.push(p);
+        }
+        self.stats.segs_sent += n as u64;
+        self.sent_since_state_change += n;
+        self.pace(now, payload, wire);
+        self.data_segs_out += n as u64;
+    }
+
+    fn retransmit(&mut self, now: Time, q: u32, out: &mut Vec<Packet>) {
+        let packets_out = self.packets_out();
+        let in_flight_after = self.in_flight() + 1;
+        let tx = self.rate.on_send(now, packets_out, in_flight_after, self.lost_total);
+        let sg = self.sb.get_mut(q);
+        sg.flags |= seg::RETRANS | seg::EVER_RETRANS | seg::SNAPSHOT;
+        sg.tx_time = now;
+        sg.tx = tx;
+        self.retrans_out += 1;
+        self.rack.on_transmit(q, now);
+        let mut p = self.data_packet(q);
+        p.flags |= flags::RETRANS;
+        let (payload, wire) = (p.payload as u64, p.wire_len as u64);
+        out.push(p);
+        self.stats.segs_sent += 1;
+        self.stats.segs_retrans += 1;
+        self.sent_since_state_change += 1;
+        self.pace(now, payload, wire);
+        self.data_segs_out += 1;
+    }
+}

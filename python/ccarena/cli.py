@@ -116,41 +116,51 @@ def _dur_s(ns: Any) -> str:
     return _num(ns, "g", 1e-9) + " s"
 
 
+def _limit(limit: Any) -> str:
+    """A normalized queue limit: ``{"bytes": n}`` or ``{"packets": n}``."""
+    if isinstance(limit, dict) and len(limit) == 1:
+        ((unit, n),) = limit.items()
+        return f"{int(n):,} {unit}"
+    return str(limit)
+
+
 def _validate_summary(scn: Scenario) -> list[Any]:
     """What `validate` prints: the normalized scenario in short."""
     n = scn.normalized
-    b = n.get("bottleneck", {}) if isinstance(n.get("bottleneck"), dict) else {}
-    head = Table(title=f"{scn.name}  ({scn.source})", title_justify="left", show_header=False)
+    b = n.get("bottleneck") or {}
+    head = Table(title=f"{scn.name} ({scn.source})", title_justify="left", show_header=False)
     head.add_column("field")
     head.add_column("value")
     head.add_row("hash", scn.short_hash)
     head.add_row("duration", _dur_s(n.get("duration_ns")))
     head.add_row("seed", str(n.get("seed", "")))
-    if "sample_interval_ns" in n:
-        head.add_row("sample interval", _num(n["sample_interval_ns"], "g", 1e-6) + " ms")
-    for key, label in (("rate_bps", "bottleneck rate"), ("buffer_bytes", "buffer")):
-        if key in b:
-            val = _num(b[key], "g", 1e-6) + " Mbit/s" if key == "rate_bps" else f"{int(b[key]):,} bytes"
-            head.add_row(label, val)
+    head.add_row("sample interval", _num(n.get("sample_interval_ns"), "g", 1e-6) + " ms")
+    head.add_row("bottleneck rate", _num(b.get("rate_bps"), "g", 1e-6) + " Mbit/s")
+    buffer = _limit(b.get("limit"))
+    if "bdp_bytes" in b:
+        bdp_rtt = _num(b.get("bdp_rtt_ns"), "g", 1e-6)
+        buffer += f'  ("{b.get("buffer", "")}"; BDP {int(b["bdp_bytes"]):,} bytes at {bdp_rtt} ms)'
+    head.add_row("buffer", buffer)
     qd = b.get("qdisc")
-    if qd is not None:
-        head.add_row("qdisc", str(qd.get("kind", qd) if isinstance(qd, dict) else qd))
+    head.add_row(
+        "qdisc", str(qd.get("kind", qd) if isinstance(qd, dict) else qd) + (", ECN" if b.get("ecn") else "")
+    )
     flows = n.get("flows", [])
     ft = Table(title=f"{len(flows)} flows", title_justify="left")
-    for col in ("id", "group", "cc", "rtt (ms)", "start (s)", "end (s)", "size (bytes)"):
-        ft.add_column(col, justify="left" if col == "cc" else "right")
+    for col in ("id", "group", "label", "cc", "rtt ms", "start s", "size bytes", "pacing"):
+        ft.add_column(col, justify="left" if col in ("label", "cc", "pacing") else "right", no_wrap=True)
     for f in flows[:_MAX_ROWS]:
-        cc = f.get("cc")
-        if isinstance(cc, dict):
-            cc = cc.get("name") or cc.get("kind") or next(iter(cc), "")
+        size = f.get("size_bytes")
+        pacing = f.get("pacing") or {}
         ft.add_row(
             str(f.get("id", "")),
             str(f.get("group", "")),
-            str(cc or ""),
+            str(f.get("label", "")),
+            str(f.get("cc", "")),
             _num(f.get("rtt_ns"), "g", 1e-6),
             _num(f.get("start_ns"), "g", 1e-9),
-            _num(f.get("end_ns"), "g", 1e-9),
-            f"{int(f['size_bytes']):,}" if isinstance(f.get("size_bytes"), int) else "bulk",
+            f"{int(size):,}" if isinstance(size, int) else "bulk",
+            str(pacing.get("mode", "")) if isinstance(pacing, dict) else str(pacing),
         )
     if len(flows) > _MAX_ROWS:
         ft.caption = f"… {len(flows) - _MAX_ROWS} more flows"

@@ -154,9 +154,7 @@ def apply_override(doc: dict[str, Any], ov: Override) -> None:
                 )
         else:
             if not isinstance(node, dict):
-                raise ValueError(
-                    f"{here} is {_kind(node)}, not a table, so it has no field {seg!r}"
-                )
+                raise ValueError(f"{here} is {_kind(node)}, not a table, so it has no field {seg!r}")
             if not last and seg not in node:
                 if isinstance(ov.path[depth + 1], int):
                     raise ValueError(
@@ -185,6 +183,9 @@ def _blame(error_path: str, overrides: Iterable[Override]) -> Override | None:
         if error_path and (within(error_path, f) or within(f, error_path)):
             found = ov
     return found
+
+
+_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
 
 
 def _canonical(doc: Any) -> str:
@@ -258,7 +259,10 @@ class Scenario:
             core_json = _core.normalize(json.dumps(raw))
         except _core.ScenarioError as e:
             blamed = _blame(e.path, ovs)
-            raise ScenarioError(source, e.path, e.message, blamed.origin if blamed else None) from None
+            # serde_json appends a position in the JSON we built, which means
+            # nothing to someone reading a TOML file.
+            message = _JSON_POSITION.sub("", e.message)
+            raise ScenarioError(source, e.path, message, blamed.origin if blamed else None) from None
         normalized = json.loads(core_json)
         digest = hashlib.sha256(_canonical(normalized).encode()).hexdigest()
         return cls(source=source, raw=raw, normalized=normalized, core_json=core_json, hash=digest)

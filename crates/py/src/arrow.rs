@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
+use arrow_array::{
+    ArrayRef, Float64Array, Int64Array, RecordBatch, RecordBatchOptions, StringArray,
+};
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use ccarena_sim::metrics::table::{ColumnData, Table};
@@ -68,9 +70,17 @@ mod tests {
         assert_eq!(schema.field(0).data_type(), &DataType::Int64);
         assert_eq!(schema.field(1).data_type(), &DataType::Utf8);
         assert_eq!(schema.field(2).data_type(), &DataType::Float64);
-        let cc = batch.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        let cc = batch
+            .column(1)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
         assert_eq!(cc.value(1), "cubic");
-        let fct = batch.column(2).as_any().downcast_ref::<Float64Array>().unwrap();
+        let fct = batch
+            .column(2)
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .unwrap();
         assert_eq!(fct.value(0), 1.5);
         assert!(fct.value(1).is_nan());
         assert_eq!(fct.null_count(), 0);
@@ -89,6 +99,9 @@ mod tests {
 
     #[test]
     fn same_table_gives_same_bytes() {
-        assert_eq!(to_ipc_stream(&sample()).unwrap(), to_ipc_stream(&sample()).unwrap());
+        assert_eq!(
+            to_ipc_stream(&sample()).unwrap(),
+            to_ipc_stream(&sample()).unwrap()
+        );
     }
 }

@@ -53,7 +53,10 @@ fn normalize(py: Python<'_>, input_json: &str) -> PyResult<String> {
 /// stream holding one record batch; `stats` is {"events", "bottleneck_packets",
 /// "sim_time_ns"}. The GIL is released while the simulation runs.
 #[pyfunction]
-fn run<'py>(py: Python<'py>, normalized_json: &str) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+fn run<'py>(
+    py: Python<'py>,
+    normalized_json: &str,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
     let encoded = py.detach(move || {
         let results = world::run(&scenario);
@@ -64,8 +67,8 @@ fn run<'py>(py: Python<'py>, normalized_json: &str) -> PyResult<(Bound<'py, PyDi
             .collect::<Result<Vec<_>, _>>();
         tables.map(|t| (t, results.stats))
     });
-    let (tables, stats) =
-        encoded.map_err(|e| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}")))?;
+    let (tables, stats) = encoded
+        .map_err(|e| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}")))?;
     let out = PyDict::new(py);
     for (name, bytes) in tables {
         out.set_item(name, PyBytes::new(py, &bytes))?;

@@ -94,6 +94,7 @@ struct QueueCols {
     soj_mean: Vec<f64>,
     soj_max: Vec<f64>,
     drops: Vec<i64>,
+    wire_util: Vec<f64>,
 }
 
 pub struct World<'a> {
@@ -105,6 +106,8 @@ pub struct World<'a> {
     end: Time,
     samples: SampleCols,
     queue: QueueCols,
+    /// Bottleneck wire bytes sent up to the previous sample.
+    last_wire_bytes: u64,
 }
 
 fn ms(d: Option<Dur>) -> f64 {
@@ -180,7 +183,16 @@ impl<'a> World<'a> {
                 backlog: vec![],
                 cc: DynColumns::default(),
             },
-            queue: QueueCols { time: vec![], bytes: vec![], pkts: vec![], soj_mean: vec![], soj_max: vec![], drops: vec![] },
+            queue: QueueCols {
+                time: vec![],
+                bytes: vec![],
+                pkts: vec![],
+                soj_mean: vec![],
+                soj_max: vec![],
+                drops: vec![],
+                wire_util: vec![],
+            },
+            last_wire_bytes: 0,
         }
     }
 
@@ -382,6 +394,9 @@ impl<'a> World<'a> {
         q.soj_mean.push(if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 });
         q.soj_max.push(if n == 0 { f64::NAN } else { max as f64 / 1e6 });
         q.drops.push(self.bn.drops as i64);
+        let sent = self.bn.wire_bytes_out - self.last_wire_bytes;
+        self.last_wire_bytes = self.bn.wire_bytes_out;
+        q.wire_util.push(sent as f64 * 8.0 / (self.bn.rate().0 as f64 * interval));
     }
 
     fn finish(self) -> Vec<Table> {
@@ -525,6 +540,7 @@ impl<'a> World<'a> {
         queue.f64("sojourn_mean_ms", q.soj_mean);
         queue.f64("sojourn_max_ms", q.soj_max);
         queue.i64("drops", q.drops);
+        queue.f64("wire_utilization", q.wire_util);
 
         let mut transitions = Table::new("transitions");
         let (mut t_time, mut t_flow, mut t_from, mut t_to) = (vec![], vec![], vec![], vec![]);

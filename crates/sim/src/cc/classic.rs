@@ -81,9 +81,30 @@ pub trait WindowRule {
     /// Linux `cong_avoid()`: growth on an ACK that delivered `acked` packets.
     fn cong_avoid(&mut self, now: Time, w: &mut Window, acked: u32, conn: &Conn);
     /// Linux `pkts_acked()`: every ACK, before any window change (RTT samples).
-    fn pkts_acked(&mut self, _now: Time, _w: &mut Window, _rs: &RateSample, _conn: &Conn) {}
-    /// Linux `set_state()`.
-    fn set_state(&mut self, _now: Time, _to: CaState) {}
+    /// `pacing_rate` is `sk_pacing_rate` as the previous ACK left it
+    /// (CUBIC's HyStart reads it in `hystart_ack_delay`).
+    fn pkts_acked(
+        &mut self,
+        _now: Time,
+        _w: &mut Window,
+        _rs: &RateSample,
+        _conn: &Conn,
+        _pacing_rate: Rate,
+    ) {
+    }
+    /// Linux `set_state()`, called after the window changes that entering
+    /// `to` makes (ssthresh, the RTO cwnd). `from` is the state being left
+    /// (Linux's `icsk_ca_state` is still the old one when the hook runs);
+    /// the rule may rewrite the window, as DCTCP does on entering Recovery.
+    fn set_state(
+        &mut self,
+        _now: Time,
+        _from: CaState,
+        _to: CaState,
+        _w: &mut Window,
+        _conn: &Conn,
+    ) {
+    }
     /// Linux `cwnd_event()`.
     fn cwnd_event(&mut self, _now: Time, _ev: CcEvent, _conn: &Conn) {}
     fn phase(&self, w: &Window) -> &'static str {
@@ -183,15 +204,14 @@ pub fn default_pacing_rate(w: &Window, mss: u32, packets_out: u32, srtt_ns: u64)
 
 impl<R: WindowRule> CongestionControl for Classic<R> {
     fn on_ack(&mut self, now: Time, rs: &RateSample, conn: &Conn) -> AckOutcome {
-        self.rule.pkts_acked(now, &mut self.win, rs, conn);
+        self.rule
+            .pkts_acked(now, &mut self.win, rs, conn, self.pacing);
         match self.state {
             CaState::Cwr | CaState::Recovery => self.prr(rs, conn),
             // `tcp_may_raise_cwnd`: grow only on forward progress of snd_una.
-            _ if rs.snd_una_advanced => {
-                if is_cwnd_limited(&self.win, conn) {
-                    self.rule
-                        .cong_avoid(now, &mut self.win, rs.acked_sacked, conn);
-                }
+            _ if rs.snd_una_advanced && is_cwnd_limited(&self.win, conn) => {
+                self.rule
+                    .cong_avoid(now, &mut self.win, rs.acked_sacked, conn);
             }
             _ => {}
         }
@@ -215,16 +235,17 @@ impl<R: WindowRule> CongestionControl for Classic<R> {
                 self.win.cwnd = conn.in_flight + 1;
                 self.win.cwnd_cnt = 0;
             }
-            CaState::Open if matches!(from, CaState::Cwr | CaState::Recovery) => {
-                // `tcp_end_cwnd_reduction`.
-                if self.win.ssthresh < INFINITE_SSTHRESH {
-                    self.win.cwnd = self.win.ssthresh;
-                }
+            // `tcp_end_cwnd_reduction`.
+            CaState::Open
+                if matches!(from, CaState::Cwr | CaState::Recovery)
+                    && self.win.ssthresh < INFINITE_SSTHRESH =>
+            {
+                self.win.cwnd = self.win.ssthresh;
             }
             _ => {}
         }
         self.state = to;
-        self.rule.set_state(now, to);
+        self.rule.set_state(now, from, to, &mut self.win, conn);
     }
 
     fn on_event(&mut self, now: Time, ev: CcEvent, conn: &Conn) {

@@ -9,6 +9,8 @@
 //! what Linux keeps in `tcp_input.c` for them (slow start, PRR, ssthresh).
 
 pub mod classic;
+pub mod cubic;
+pub mod dctcp;
 pub mod reno;
 pub mod signals;
 
@@ -133,12 +135,16 @@ macro_rules! any_cc {
 
 any_cc! {
     Reno(classic::Classic<reno::RenoRule>),
+    Cubic(classic::Classic<cubic::CubicRule>),
+    Dctcp(classic::Classic<dctcp::DctcpRule>),
 }
 
 /// A validated algorithm choice with its parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
     Reno(reno::RenoConfig),
+    Cubic(cubic::CubicConfig),
+    Dctcp(dctcp::DctcpConfig),
 }
 
 /// Parameters of one algorithm: serde with `deny_unknown_fields` and
@@ -170,11 +176,13 @@ pub fn parse_params<T: CcParams>(params: &serde_json::Value) -> Result<T, String
 
 impl CcConfig {
     /// Every name accepted in `cc = "..."`.
-    pub const NAMES: &'static [&'static str] = &["reno"];
+    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp"];
 
     pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
         Ok(match name {
             "reno" => CcConfig::Reno(parse_params(params)?),
+            "cubic" => CcConfig::Cubic(parse_params(params)?),
+            "dctcp" => CcConfig::Dctcp(parse_params(params)?),
             _ => {
                 return Err(format!(
                     "unknown congestion control {name:?}; known: {}",
@@ -187,6 +195,8 @@ impl CcConfig {
     pub fn name(&self) -> &'static str {
         match self {
             CcConfig::Reno(_) => "reno",
+            CcConfig::Cubic(_) => "cubic",
+            CcConfig::Dctcp(_) => "dctcp",
         }
     }
 
@@ -194,6 +204,8 @@ impl CcConfig {
     pub fn params_json(&self) -> serde_json::Value {
         match self {
             CcConfig::Reno(c) => serde_json::to_value(c),
+            CcConfig::Cubic(c) => serde_json::to_value(c),
+            CcConfig::Dctcp(c) => serde_json::to_value(c),
         }
         .expect("cc params serialize")
     }
@@ -201,6 +213,12 @@ impl CcConfig {
     pub fn build(&self, init: &CcInit) -> AnyCc {
         match self {
             CcConfig::Reno(c) => AnyCc::Reno(classic::Classic::new(reno::RenoRule::new(c), init)),
+            CcConfig::Cubic(c) => {
+                AnyCc::Cubic(classic::Classic::new(cubic::CubicRule::new(c, init), init))
+            }
+            CcConfig::Dctcp(c) => {
+                AnyCc::Dctcp(classic::Classic::new(dctcp::DctcpRule::new(c, init), init))
+            }
         }
     }
 }

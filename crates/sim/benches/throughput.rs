@@ -1,0 +1,90 @@
+//! Simulator throughput: `cargo bench -p ccarena-sim` runs fixed scenarios,
+//! each in its own process (so peak memory is per scenario), and prints
+//! simulated seconds per wall second, bottleneck packets per wall second,
+//! events per wall second and peak resident memory.
+
+use ccarena_sim::scenario::normalize_json;
+use serde_json::json;
+use std::process::Command;
+use std::time::Instant;
+
+fn scenarios() -> Vec<(&'static str, serde_json::Value)> {
+    let dumbbell = |cc: &str, n: u32, rate: &str, secs: u32| {
+        json!({
+            "name": format!("{n}x{cc}"),
+            "duration": format!("{secs}s"),
+            "bottleneck": {"rate": rate, "buffer": "1BDP"},
+            "path": {"rtt": "20ms"},
+            "flows": [{"cc": cc, "count": n}]
+        })
+    };
+    vec![
+        ("2 cubic, 100 Mbps, 20 ms, 1 BDP, 60 s", dumbbell("cubic", 2, "100Mbps", 60)),
+        ("10 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s", dumbbell("cubic", 10, "1Gbps", 30)),
+        ("10 cubic, 1 Gbps, 20 ms, 1 BDP, 60 s", dumbbell("cubic", 10, "1Gbps", 60)),
+        ("10 bbr3, 1 Gbps, 20 ms, 1 BDP, 30 s", dumbbell("bbr3", 10, "1Gbps", 30)),
+        ("10 reno, 1 Gbps, 20 ms, 1 BDP, 30 s", dumbbell("reno", 10, "1Gbps", 30)),
+        ("100 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s", dumbbell("cubic", 100, "1Gbps", 30)),
+    ]
+}
+
+/// Peak resident set size of this process, from /proc (Linux), in MiB.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+fn run_one(idx: usize) {
+    let (_, j) = &scenarios()[idx];
+    let sc = match normalize_json(&j.to_string()) {
+        Ok(sc) => sc,
+        Err(e) => {
+            println!("SKIP {e}");
+            return;
+        }
+    };
+    let t0 = Instant::now();
+    let r = ccarena_sim::world::run(&sc);
+    let wall = t0.elapsed().as_secs_f64();
+    let s = r.stats;
+    println!(
+        "OK {:.3} {:.1} {:.0} {:.0} {:.1} {}",
+        wall,
+        s.sim_time_ns as f64 / 1e9 / wall,
+        s.bottleneck_packets as f64 / wall,
+        s.events as f64 / wall,
+        peak_rss_mib(),
+        s.bottleneck_packets
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--one") {
+        run_one(args[i + 1].parse().expect("scenario index"));
+        return;
+    }
+    let exe = std::env::current_exe().expect("own path");
+    println!(
+        "{:<40} {:>8} {:>10} {:>14} {:>14} {:>9}",
+        "scenario", "wall s", "sim s/s", "bneck pkts/s", "events/s", "peak MiB"
+    );
+    for (i, (name, _)) in scenarios().iter().enumerate() {
+        let out = Command::new(&exe).args(["--one", &i.to_string()]).output().expect("run scenario");
+        let line = String::from_utf8_lossy(&out.stdout);
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.first() {
+            Some(&"OK") => println!(
+                "{:<40} {:>8} {:>10} {:>14} {:>14} {:>9}",
+                name, f[1], f[2], f[3], f[4], f[5]
+            ),
+            _ => println!("{name:<40} skipped: {}", line.trim()),
+        }
+    }
+}

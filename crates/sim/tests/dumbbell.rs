@@ -1,0 +1,160 @@
+//! End-to-end behaviour of the simulator on the dumbbell: invariants that
+//! must hold for any run, and textbook results for loss-based TCP.
+
+use ccarena_sim::metrics::table::{ColumnData, Table};
+use ccarena_sim::scenario::normalize_json;
+use ccarena_sim::world::{run, Results};
+use serde_json::json;
+
+fn sim(j: serde_json::Value) -> Results {
+    let sc = normalize_json(&j.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    run(&sc)
+}
+
+fn one(t: &Table, col: &str) -> f64 {
+    t.f64s(col)[0]
+}
+
+/// Per-flow packet conservation: every data segment sent was received,
+/// dropped, or is still in the network when the run ends.
+fn assert_conservation(r: &Results) {
+    let f = r.table("flows");
+    for i in 0..f.rows() {
+        let sent = f.i64s("segs_sent")[i];
+        let got = f.i64s("segs_received")[i] + f.i64s("drops")[i] + f.i64s("segs_in_network")[i];
+        assert_eq!(sent, got, "flow {i}: sent {sent} != received + dropped + in network {got}");
+    }
+}
+
+#[test]
+fn segments_are_conserved_per_flow() {
+    let r = sim(json!({
+        "duration": "8s", "seed": 3,
+        "bottleneck": {"rate": "50Mbps", "buffer": "0.5BDP"},
+        "path": {"rtt": "30ms"},
+        "flows": [{"cc": "reno", "count": 4}, {"cc": "reno", "rtt": "80ms", "start": "1s", "size": "3MB"}]
+    }));
+    assert!(one(r.table("summary"), "retrans_rate") > 0.0, "the scenario should lose packets");
+    assert_conservation(&r);
+}
+
+#[test]
+fn queue_never_exceeds_its_limit() {
+    for (buffer, max_bytes, max_pkts) in [("20KB", 20_000, u32::MAX), ("15pkt", u64::MAX, 15)] {
+        let r = sim(json!({
+            "duration": "5s",
+            "bottleneck": {"rate": "20Mbps", "buffer": buffer},
+            "path": {"rtt": "10ms"},
+            "flows": [{"cc": "reno", "count": 8}]
+        }));
+        let s = r.table("summary");
+        assert!(s.i64s("drops")[0] > 0, "{buffer}: overload expected");
+        assert!(s.i64s("max_backlog_bytes")[0] as u64 <= max_bytes, "{buffer}");
+        assert!(s.i64s("max_backlog_pkts")[0] as u32 <= max_pkts, "{buffer}");
+    }
+}
+
+/// A single Reno flow with a buffer of one BDP never lets the link idle:
+/// after a halving, cwnd = (BDP + buffer) / 2 = BDP still fills the pipe
+/// (Villamizar and Song 1994, the rule-of-thumb buffer).
+#[test]
+fn single_reno_flow_fills_a_one_bdp_buffer() {
+    let r = sim(json!({
+        "duration": "20s",
+        "bottleneck": {"rate": "100Mbps", "buffer": "1BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "reno"}]
+    }));
+    let q = r.table("queue");
+    let (t, u) = (q.f64s("time_s"), q.f64s("wire_utilization"));
+    let after: Vec<f64> = t.iter().zip(u).filter(|(t, _)| **t > 2.0).map(|(_, u)| *u).collect();
+    let mean = after.iter().sum::<f64>() / after.len() as f64;
+    assert!(mean > 0.95, "link utilization after slow start {mean}");
+    let min = after.iter().cloned().fold(f64::INFINITY, f64::min);
+    assert!(min > 0.90, "an interval with the link idle: {min}");
+    assert_conservation(&r);
+}
+
+/// Without loss there is nothing to retransmit: a flow whose receive
+/// window keeps the queue below its limit sends every segment once.
+#[test]
+fn lossless_path_gives_zero_retransmissions() {
+    let r = sim(json!({
+        "duration": "10s",
+        "bottleneck": {"rate": "100Mbps", "buffer": "4BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "reno", "rwnd": "500KB"}, {"cc": "reno", "size": "20MB", "start": "2s", "rwnd": "250KB"}]
+    }));
+    let f = r.table("flows");
+    assert_eq!(f.i64s("segs_retrans"), &[0, 0]);
+    assert_eq!(f.i64s("drops"), &[0, 0]);
+    assert!(f.f64s("fct_s")[1] > 0.0, "the sized flow completes");
+    assert_eq!(f.i64s("bytes")[1], 20_000_000);
+}
+
+/// A lone bulk flow's delivery-rate samples equal the bottleneck's payload
+/// rate once the pipe is full (tcp_rate.c measures delivered / interval;
+/// 100 Mbps of 1514-byte frames carries 1448/1514 of that as payload).
+#[test]
+fn delivery_rate_of_a_lone_flow_is_the_bottleneck_rate() {
+    let r = sim(json!({
+        "duration": "10s",
+        "bottleneck": {"rate": "100Mbps", "buffer": "2BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "reno"}]
+    }));
+    let s = r.table("samples");
+    let payload_rate = 100.0 * 1448.0 / 1514.0;
+    let rates: Vec<f64> = s
+        .f64s("time_s")
+        .iter()
+        .zip(s.f64s("delivery_rate_mbps"))
+        .filter(|(t, _)| **t > 2.0)
+        .map(|(_, r)| *r)
+        .collect();
+    assert!(!rates.is_empty());
+    for r in rates {
+        assert!((r - payload_rate).abs() / payload_rate < 0.01, "delivery rate {r} vs {payload_rate}");
+    }
+}
+
+fn bits(t: &Table) -> Vec<(String, Vec<u64>)> {
+    t.columns
+        .iter()
+        .map(|c| {
+            let v = match &c.data {
+                ColumnData::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+                ColumnData::I64(v) => v.iter().map(|x| *x as u64).collect(),
+                ColumnData::Str(v) => v.iter().map(|s| s.len() as u64 ^ s.bytes().map(|b| b as u64).sum::<u64>()).collect(),
+            };
+            (c.name.clone(), v)
+        })
+        .collect()
+}
+
+#[test]
+fn same_scenario_and_seed_give_identical_results() {
+    let j = json!({
+        "duration": "5s", "seed": 42,
+        "bottleneck": {"rate": "40Mbps", "buffer": "0.3BDP"},
+        "path": {"rtt": "25ms"},
+        "flows": [{"cc": "reno", "count": 3}, {"cc": "reno", "rtt": "60ms", "pacing": "none"}]
+    });
+    let a = sim(j.clone());
+    let b = sim(j);
+    for (ta, tb) in a.tables.iter().zip(&b.tables) {
+        assert_eq!(bits(ta), bits(tb), "table {}", ta.name);
+    }
+}
+
+/// The handshake gives the first RTT sample, so srtt starts at the path RTT.
+#[test]
+fn min_rtt_is_the_configured_rtt() {
+    let r = sim(json!({
+        "duration": "3s",
+        "bottleneck": {"rate": "100Mbps", "buffer": "1BDP"},
+        "flows": [{"cc": "reno", "rtt": "37ms"}]
+    }));
+    let m = r.table("flows").f64s("min_rtt_ms")[0];
+    assert!((37.0..37.2).contains(&m), "{m}");
+}

@@ -232,7 +232,7 @@ class Scenario:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(source, "", f"invalid TOML: {e}") from None
-        doc.setdefault("name", p.stem)
+        doc.setdefault("name", p.stem)  # an unnamed scenario is named after its file
         return cls.from_dict(doc, source=source, overrides=overrides)
 
     @classmethod

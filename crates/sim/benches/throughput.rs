@@ -19,12 +19,30 @@ fn scenarios() -> Vec<(&'static str, serde_json::Value)> {
         })
     };
     vec![
-        ("2 cubic, 100 Mbps, 20 ms, 1 BDP, 60 s", dumbbell("cubic", 2, "100Mbps", 60)),
-        ("10 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s", dumbbell("cubic", 10, "1Gbps", 30)),
-        ("10 cubic, 1 Gbps, 20 ms, 1 BDP, 60 s", dumbbell("cubic", 10, "1Gbps", 60)),
-        ("10 bbr3, 1 Gbps, 20 ms, 1 BDP, 30 s", dumbbell("bbr3", 10, "1Gbps", 30)),
-        ("10 reno, 1 Gbps, 20 ms, 1 BDP, 30 s", dumbbell("reno", 10, "1Gbps", 30)),
-        ("100 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s", dumbbell("cubic", 100, "1Gbps", 30)),
+        (
+            "2 cubic, 100 Mbps, 20 ms, 1 BDP, 60 s",
+            dumbbell("cubic", 2, "100Mbps", 60),
+        ),
+        (
+            "10 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s",
+            dumbbell("cubic", 10, "1Gbps", 30),
+        ),
+        (
+            "10 cubic, 1 Gbps, 20 ms, 1 BDP, 60 s",
+            dumbbell("cubic", 10, "1Gbps", 60),
+        ),
+        (
+            "10 bbr3, 1 Gbps, 20 ms, 1 BDP, 30 s",
+            dumbbell("bbr3", 10, "1Gbps", 30),
+        ),
+        (
+            "10 reno, 1 Gbps, 20 ms, 1 BDP, 30 s",
+            dumbbell("reno", 10, "1Gbps", 30),
+        ),
+        (
+            "100 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s",
+            dumbbell("cubic", 100, "1Gbps", 30),
+        ),
     ]
 }
 
@@ -33,9 +51,11 @@ fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|k| k.parse::<f64>().ok())
+            })
         })
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
@@ -76,7 +96,10 @@ fn main() {
         "scenario", "wall s", "sim s/s", "bneck pkts/s", "events/s", "peak MiB"
     );
     for (i, (name, _)) in scenarios().iter().enumerate() {
-        let out = Command::new(&exe).args(["--one", &i.to_string()]).output().expect("run scenario");
+        let out = Command::new(&exe)
+            .args(["--one", &i.to_string()])
+            .output()
+            .expect("run scenario");
         let line = String::from_utf8_lossy(&out.stdout);
         let f: Vec<&str> = line.split_whitespace().collect();
         match f.first() {

@@ -50,7 +50,10 @@ pub struct Results {
 
 impl Results {
     pub fn table(&self, name: &str) -> &Table {
-        self.tables.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no table {name}"))
+        self.tables
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no table {name}"))
     }
 }
 
@@ -210,7 +213,10 @@ impl<'a> World<'a> {
             bottleneck_packets: self.bn.departures,
             sim_time_ns: self.end.0,
         };
-        Results { tables: self.finish(), stats }
+        Results {
+            tables: self.finish(),
+            stats,
+        }
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {
@@ -368,13 +374,18 @@ impl<'a> World<'a> {
             s.time.push(now.secs_f64());
             s.flow.push(i as i64);
             s.group.push(self.sc.flows[i].group as i64);
-            s.goodput.push((bytes - f.last_bytes) as f64 * 8.0 / interval / 1e6);
+            s.goodput
+                .push((bytes - f.last_bytes) as f64 * 8.0 / interval / 1e6);
             s.delivered.push(bytes as i64);
             s.cwnd.push(snap.cwnd as f64);
             s.inflight.push(snap.in_flight as f64);
             s.srtt.push(ms(snap.srtt));
             s.min_rtt.push(ms(snap.min_rtt));
-            s.pacing.push(if snap.pacing_rate.is_inf() { f64::NAN } else { snap.pacing_rate.mbps_f64() });
+            s.pacing.push(if snap.pacing_rate.is_inf() {
+                f64::NAN
+            } else {
+                snap.pacing_rate.mbps_f64()
+            });
             s.delivery.push(snap.delivery_rate.mbps_f64());
             s.retrans.push(snap.segs_retrans as i64);
             s.backlog.push(self.bn.flows[i].backlog_bytes as i64);
@@ -391,12 +402,18 @@ impl<'a> World<'a> {
         q.time.push(now.secs_f64());
         q.bytes.push(self.bn.backlog_bytes() as i64);
         q.pkts.push(self.bn.backlog_packets() as i64);
-        q.soj_mean.push(if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 });
-        q.soj_max.push(if n == 0 { f64::NAN } else { max as f64 / 1e6 });
+        q.soj_mean.push(if n == 0 {
+            f64::NAN
+        } else {
+            sum as f64 / n as f64 / 1e6
+        });
+        q.soj_max
+            .push(if n == 0 { f64::NAN } else { max as f64 / 1e6 });
         q.drops.push(self.bn.drops as i64);
         let sent = self.bn.wire_bytes_out - self.last_wire_bytes;
         self.last_wire_bytes = self.bn.wire_bytes_out;
-        q.wire_util.push(sent as f64 * 8.0 / (self.bn.rate().0 as f64 * interval));
+        q.wire_util
+            .push(sent as f64 * 8.0 / (self.bn.rate().0 as f64 * interval));
     }
 
     fn finish(self) -> Vec<Table> {
@@ -438,7 +455,11 @@ impl<'a> World<'a> {
             let fin = done.unwrap_or(end);
             let active = fin.since(f.start).secs_f64();
             let bytes = f.app.bytes_in(f.receiver.rcv_nxt(), f.mss);
-            let goodput = if active > 0.0 { bytes as f64 * 8.0 / active / 1e6 } else { f64::NAN };
+            let goodput = if active > 0.0 {
+                bytes as f64 * 8.0 / active / 1e6
+            } else {
+                f64::NAN
+            };
             let q = &self.bn.flows[i];
             // Data packets still travelling: on the forward path or in the bottleneck.
             let on_path = f.fwd.iter().filter(|p| p.kind == Kind::Data).count() as u64;
@@ -455,8 +476,16 @@ impl<'a> World<'a> {
             c_goodput.push(goodput);
             c_sent.push(st.segs_sent as i64);
             c_retx.push(st.segs_retrans as i64);
-            c_retx_rate.push(if st.segs_sent > 0 { st.segs_retrans as f64 / st.segs_sent as f64 } else { 0.0 });
-            c_srtt.push(if st.srtt_n > 0 { st.srtt_sum_us / st.srtt_n as f64 / 1e3 } else { f64::NAN });
+            c_retx_rate.push(if st.segs_sent > 0 {
+                st.segs_retrans as f64 / st.segs_sent as f64
+            } else {
+                0.0
+            });
+            c_srtt.push(if st.srtt_n > 0 {
+                st.srtt_sum_us / st.srtt_n as f64 / 1e3
+            } else {
+                f64::NAN
+            });
             c_min_rtt.push(ms(snap.min_rtt));
             c_fct.push(done.map_or(f64::NAN, |t| t.since(f.start).secs_f64()));
             c_drops.push((q.drops_overflow + q.drops_aqm) as i64);
@@ -500,11 +529,31 @@ impl<'a> World<'a> {
         summary.f64("duration_s", vec![dur]);
         summary.f64("rate_mbps", vec![rate.mbps_f64()]);
         summary.i64("flows", vec![n as i64]);
-        summary.f64("utilization", vec![total_bytes as f64 * 8.0 / capacity_bits]);
-        summary.f64("wire_utilization", vec![self.bn.wire_bytes_out as f64 * 8.0 / capacity_bits]);
+        summary.f64(
+            "utilization",
+            vec![total_bytes as f64 * 8.0 / capacity_bits],
+        );
+        summary.f64(
+            "wire_utilization",
+            vec![self.bn.wire_bytes_out as f64 * 8.0 / capacity_bits],
+        );
         summary.f64("jain", vec![jain(&goodputs)]);
-        summary.f64("retrans_rate", vec![if total_sent > 0 { total_retx as f64 / total_sent as f64 } else { 0.0 }]);
-        summary.f64("mean_rtt_ms", vec![if srtt_n > 0 { srtt_sum / srtt_n as f64 / 1e3 } else { f64::NAN }]);
+        summary.f64(
+            "retrans_rate",
+            vec![if total_sent > 0 {
+                total_retx as f64 / total_sent as f64
+            } else {
+                0.0
+            }],
+        );
+        summary.f64(
+            "mean_rtt_ms",
+            vec![if srtt_n > 0 {
+                srtt_sum / srtt_n as f64 / 1e3
+            } else {
+                f64::NAN
+            }],
+        );
         let h = &self.bn.sojourn;
         summary.f64("qdelay_mean_ms", vec![h.mean() / 1e6]);
         summary.f64("qdelay_p50_ms", vec![h.quantile(0.50) / 1e6]);

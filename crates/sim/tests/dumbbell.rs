@@ -22,7 +22,10 @@ fn assert_conservation(r: &Results) {
     for i in 0..f.rows() {
         let sent = f.i64s("segs_sent")[i];
         let got = f.i64s("segs_received")[i] + f.i64s("drops")[i] + f.i64s("segs_in_network")[i];
-        assert_eq!(sent, got, "flow {i}: sent {sent} != received + dropped + in network {got}");
+        assert_eq!(
+            sent, got,
+            "flow {i}: sent {sent} != received + dropped + in network {got}"
+        );
     }
 }
 
@@ -34,7 +37,10 @@ fn segments_are_conserved_per_flow() {
         "path": {"rtt": "30ms"},
         "flows": [{"cc": "reno", "count": 4}, {"cc": "reno", "rtt": "80ms", "start": "1s", "size": "3MB"}]
     }));
-    assert!(one(r.table("summary"), "retrans_rate") > 0.0, "the scenario should lose packets");
+    assert!(
+        one(r.table("summary"), "retrans_rate") > 0.0,
+        "the scenario should lose packets"
+    );
     assert_conservation(&r);
 }
 
@@ -49,7 +55,10 @@ fn queue_never_exceeds_its_limit() {
         }));
         let s = r.table("summary");
         assert!(s.i64s("drops")[0] > 0, "{buffer}: overload expected");
-        assert!(s.i64s("max_backlog_bytes")[0] as u64 <= max_bytes, "{buffer}");
+        assert!(
+            s.i64s("max_backlog_bytes")[0] as u64 <= max_bytes,
+            "{buffer}"
+        );
         assert!(s.i64s("max_backlog_pkts")[0] as u32 <= max_pkts, "{buffer}");
     }
 }
@@ -67,7 +76,12 @@ fn single_reno_flow_fills_a_one_bdp_buffer() {
     }));
     let q = r.table("queue");
     let (t, u) = (q.f64s("time_s"), q.f64s("wire_utilization"));
-    let after: Vec<f64> = t.iter().zip(u).filter(|(t, _)| **t > 2.0).map(|(_, u)| *u).collect();
+    let after: Vec<f64> = t
+        .iter()
+        .zip(u)
+        .filter(|(t, _)| **t > 2.0)
+        .map(|(_, u)| *u)
+        .collect();
     let mean = after.iter().sum::<f64>() / after.len() as f64;
     assert!(mean > 0.95, "link utilization after slow start {mean}");
     let min = after.iter().cloned().fold(f64::INFINITY, f64::min);
@@ -114,7 +128,10 @@ fn delivery_rate_of_a_lone_flow_is_the_bottleneck_rate() {
         .collect();
     assert!(!rates.is_empty());
     for r in rates {
-        assert!((r - payload_rate).abs() / payload_rate < 0.01, "delivery rate {r} vs {payload_rate}");
+        assert!(
+            (r - payload_rate).abs() / payload_rate < 0.01,
+            "delivery rate {r} vs {payload_rate}"
+        );
     }
 }
 
@@ -125,7 +142,10 @@ fn bits(t: &Table) -> Vec<(String, Vec<u64>)> {
             let v = match &c.data {
                 ColumnData::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
                 ColumnData::I64(v) => v.iter().map(|x| *x as u64).collect(),
-                ColumnData::Str(v) => v.iter().map(|s| s.len() as u64 ^ s.bytes().map(|b| b as u64).sum::<u64>()).collect(),
+                ColumnData::Str(v) => v
+                    .iter()
+                    .map(|s| s.len() as u64 ^ s.bytes().map(|b| b as u64).sum::<u64>())
+                    .collect(),
             };
             (c.name.clone(), v)
         })

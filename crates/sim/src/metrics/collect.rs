@@ -100,6 +100,9 @@ mod tests {
         d.append_to(&mut t);
         assert_eq!(t.f64s("a")[..2], [1.0, 2.0]);
         assert!(t.f64s("a")[2].is_nan());
-        assert_eq!(t.column("mode"), Some(&ColumnData::Str(vec!["".into(), "X".into(), "".into()])));
+        assert_eq!(
+            t.column("mode"),
+            Some(&ColumnData::Str(vec!["".into(), "X".into(), "".into()]))
+        );
     }
 }

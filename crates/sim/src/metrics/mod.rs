@@ -1,5 +1,5 @@
 //! Measurement: samplers, summaries and the columnar tables they fill.
 
-pub mod hist;
 pub mod collect;
+pub mod hist;
 pub mod table;

@@ -122,7 +122,10 @@ impl Bottleneck {
         let f = &mut self.flows[pkt.flow as usize];
         f.backlog_bytes += pkt.wire_len as u64;
         f.backlog_pkts += 1;
-        let mut ctx = QdiscCtx { events: &mut self.events, rng: &mut self.rng };
+        let mut ctx = QdiscCtx {
+            events: &mut self.events,
+            rng: &mut self.rng,
+        };
         self.qdisc.enqueue(now, pkt, &mut ctx);
         self.drain_events();
         let b = (self.qdisc.backlog_bytes().0, self.qdisc.backlog_packets());
@@ -134,7 +137,10 @@ impl Bottleneck {
     pub fn service(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         loop {
             if self.held.is_none() {
-                let mut ctx = QdiscCtx { events: &mut self.events, rng: &mut self.rng };
+                let mut ctx = QdiscCtx {
+                    events: &mut self.events,
+                    rng: &mut self.rng,
+                };
                 self.held = self.qdisc.dequeue(now, &mut ctx);
                 self.drain_events();
             }

@@ -19,7 +19,13 @@ pub struct Path {
 
 impl Path {
     pub fn new(rate: Rate, delay: Dur) -> Self {
-        Path { rate, delay, ser_free: Time::ZERO, last_exit: Time::ZERO, q: VecDeque::new() }
+        Path {
+            rate,
+            delay,
+            ser_free: Time::ZERO,
+            last_exit: Time::ZERO,
+            q: VecDeque::new(),
+        }
     }
 
     pub fn delay(&self) -> Dur {

@@ -37,7 +37,14 @@ impl Rack {
     }
 
     /// `tcp_rack_advance`, for each newly delivered packet.
-    pub fn on_delivered(&mut self, now: Time, seq: u32, tx_time: Time, was_retrans: bool, min_rtt: Option<Dur>) {
+    pub fn on_delivered(
+        &mut self,
+        now: Time,
+        seq: u32,
+        tx_time: Time,
+        was_retrans: bool,
+        min_rtt: Option<Dur>,
+    ) {
         let rtt = now.since(tx_time);
         // An ACK faster than min RTT for a retransmitted packet probably
         // acknowledges the original: ambiguous, skip it.
@@ -68,7 +75,8 @@ impl Rack {
         while let Some(&(seq, t)) = self.tsorted.front() {
             let live = sb.contains(seq) && {
                 let s = sb.get(seq);
-                s.tx_time == t && !s.has(seg::SACKED) && !(s.has(seg::LOST) && !s.has(seg::RETRANS))
+                // Lost and not yet retransmitted: no longer in flight.
+                s.tx_time == t && !s.has(seg::SACKED) && (!s.has(seg::LOST) || s.has(seg::RETRANS))
             };
             if !live {
                 self.tsorted.pop_front();

@@ -47,7 +47,13 @@ impl DeliveryState {
     /// `tcp_rate_skb_sent`: the snapshot for a packet sent now.
     /// `packets_out` is the count before this packet; `in_flight_after` and
     /// `lost` feed the BBRv3 fields.
-    pub fn on_send(&mut self, now: Time, packets_out: u32, in_flight_after: u32, lost: u64) -> TxSnapshot {
+    pub fn on_send(
+        &mut self,
+        now: Time,
+        packets_out: u32,
+        in_flight_after: u32,
+        lost: u64,
+    ) -> TxSnapshot {
         if packets_out == 0 {
             // Nothing in flight: start the first sample interval now.
             self.first_tx_mstamp = now;
@@ -66,7 +72,14 @@ impl DeliveryState {
 
     /// `tcp_rate_skb_delivered` for segment `seq` newly (S)ACKed; `sacked`
     /// is true when it was delivered by a SACK (its snapshot is then spent).
-    pub fn on_delivered(&mut self, r: &mut SampleRef, seq: u32, s: &mut Seg, sacked: bool, ce: bool) {
+    pub fn on_delivered(
+        &mut self,
+        r: &mut SampleRef,
+        seq: u32,
+        s: &mut Seg,
+        sacked: bool,
+        ce: bool,
+    ) {
         self.delivered += 1;
         if ce {
             self.delivered_ce += 1;
@@ -74,7 +87,8 @@ impl DeliveryState {
         if !s.has(seg::SNAPSHOT) {
             return;
         }
-        let newer = !r.have || s.tx_time > r.tx_mstamp || (s.tx_time == r.tx_mstamp && seq > r.tx_seq);
+        let newer =
+            !r.have || s.tx_time > r.tx_mstamp || (s.tx_time == r.tx_mstamp && seq > r.tx_seq);
         if newer {
             r.have = true;
             r.prior_delivered = s.tx.delivered;
@@ -144,7 +158,9 @@ impl DeliveryState {
             return rs;
         }
         rs.interval_us = interval as i64;
-        if !rs.is_app_limited || rs.delivered as u64 * self.rate_interval_us >= self.rate_delivered * interval {
+        if !rs.is_app_limited
+            || rs.delivered as u64 * self.rate_interval_us >= self.rate_delivered * interval
+        {
             self.rate_delivered = rs.delivered as u64;
             self.rate_interval_us = interval;
         }
@@ -156,7 +172,10 @@ impl DeliveryState {
         if self.rate_interval_us == 0 {
             return Rate(0);
         }
-        Rate((self.rate_delivered as u128 * mss as u128 * 8 * 1_000_000 / self.rate_interval_us as u128) as u64)
+        Rate(
+            (self.rate_delivered as u128 * mss as u128 * 8 * 1_000_000
+                / self.rate_interval_us as u128) as u64,
+        )
     }
 
     /// `tcp_rate_check_app_limited`, once the caller has checked that the
@@ -173,20 +192,30 @@ mod tests {
 
     fn seg_sent(d: &mut DeliveryState, t: u64, packets_out: u32) -> Seg {
         let tx = d.on_send(Time(t), packets_out, packets_out + 1, 0);
-        Seg { tx_time: Time(t), flags: seg::SNAPSHOT, tx }
+        Seg {
+            tx_time: Time(t),
+            flags: seg::SNAPSHOT,
+            tx,
+        }
     }
 
     #[test]
     fn steady_pipe_gives_the_bottleneck_rate() {
-        // One packet sent every 100 us, each ACKed 10 ms later: 10 packets per ms.
+        // One packet sent every 100 us, each ACKed 10 ms after it was sent:
+        // the pipe delivers 10 packets per ms.
         let mut d = DeliveryState::default();
-        let mut segs: Vec<Seg> = (0..200).map(|i| seg_sent(&mut d, i * 100_000, i as u32)).collect();
+        let mut segs: Vec<Seg> = Vec::new();
         let mut last = RateSample::default();
-        for i in 100..200usize {
-            let now = Time(i as u64 * 100_000 + 10_000_000);
-            let mut r = SampleRef::default();
-            d.on_delivered(&mut r, i as u32, &mut segs[i], false, false);
-            last = d.generate(now, &r, 1, 0, 100, 10_000, 10_000, 0);
+        for k in 0..400usize {
+            let now = k as u64 * 100_000;
+            if k >= 100 {
+                let i = k - 100;
+                let mut r = SampleRef::default();
+                d.on_delivered(&mut r, i as u32, &mut segs[i], false, false);
+                last = d.generate(Time(now), &r, 1, 0, 100, 10_000, 10_000, 0);
+            }
+            let in_flight = (k.min(100)) as u32;
+            segs.push(seg_sent(&mut d, now, in_flight));
         }
         assert!(last.is_valid());
         let pkts_per_ms = last.delivered as f64 / (last.interval_us as f64 / 1000.0);
@@ -195,8 +224,10 @@ mod tests {
 
     #[test]
     fn app_limited_bubble_ends_after_its_packets() {
-        let mut d = DeliveryState::default();
-        d.delivered = 100;
+        let mut d = DeliveryState {
+            delivered: 100,
+            ..DeliveryState::default()
+        };
         d.mark_app_limited(5);
         assert_eq!(d.app_limited, 105);
         let s = seg_sent(&mut d, 0, 5);

@@ -153,7 +153,10 @@ impl Receiver {
                 break;
             }
             if let Ok(i) = self.ooo.binary_search_by(|&(s, _)| s.cmp(&start)) {
-                blocks[n] = SackBlock { start: self.ooo[i].0, end: self.ooo[i].1 };
+                blocks[n] = SackBlock {
+                    start: self.ooo[i].0,
+                    end: self.ooo[i].1,
+                };
                 n += 1;
             }
         }
@@ -180,7 +183,10 @@ mod tests {
         for s in 0..16 {
             acks += r.on_data(Time(s as u64), &data(s)).is_some() as u32;
         }
-        assert_eq!(acks, 16, "quick-ACK mode ACKs each of the first 16 segments");
+        assert_eq!(
+            acks, 16,
+            "quick-ACK mode ACKs each of the first 16 segments"
+        );
         let mut acks = 0;
         for s in 16..36 {
             acks += r.on_data(Time(s as u64), &data(s)).is_some() as u32;
@@ -209,7 +215,13 @@ mod tests {
         assert_eq!(a.sacks(), &[SackBlock { start: 2, end: 3 }]);
         r.on_data(Time(2), &data(3));
         let a = r.on_data(Time(3), &data(6)).unwrap();
-        assert_eq!(a.sacks(), &[SackBlock { start: 6, end: 7 }, SackBlock { start: 2, end: 4 }]);
+        assert_eq!(
+            a.sacks(),
+            &[
+                SackBlock { start: 6, end: 7 },
+                SackBlock { start: 2, end: 4 }
+            ]
+        );
         // Filling the first hole advances the cumulative ACK past 2..4.
         let a = r.on_data(Time(4), &data(1)).unwrap();
         assert_eq!(a.seq, 4);

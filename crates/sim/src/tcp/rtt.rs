@@ -73,7 +73,8 @@ impl RttEstimator {
         if maybe_delayed && rtt_us > self.min_rtt.get() {
             return;
         }
-        self.min_rtt.update(MIN_RTT_WINDOW_US, now.us(), rtt_us.max(1));
+        self.min_rtt
+            .update(MIN_RTT_WINDOW_US, now.us(), rtt_us.max(1));
     }
 
     /// `tcp_rtt_estimator` followed by `tcp_set_rto` (which also clears backoff).

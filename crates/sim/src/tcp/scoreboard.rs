@@ -93,7 +93,10 @@ impl Scoreboard {
     }
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut Seg)> {
         let base = self.base;
-        self.segs.iter_mut().enumerate().map(move |(i, s)| (base + i as u32, s))
+        self.segs
+            .iter_mut()
+            .enumerate()
+            .map(move |(i, s)| (base + i as u32, s))
     }
 }
 

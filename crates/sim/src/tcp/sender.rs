@@ -13,7 +13,9 @@ use super::rate::{DeliveryState, SampleRef};
 use super::rtt::{seq_after, RttEstimator, RTO_MAX, RTO_MIN, TIMEOUT_INIT};
 use super::scoreboard::{seg, SackRanges, Scoreboard, Seg};
 use crate::app::App;
-use crate::cc::{AnyCc, CaState, CcConfig, CcEvent, CcInit, CongestionControl, Conn, LostPacket, TsoPolicy};
+use crate::cc::{
+    AnyCc, CaState, CcConfig, CcEvent, CcInit, CongestionControl, Conn, LostPacket, TsoPolicy,
+};
 use crate::packet::{flags, Ecn, Kind, Packet};
 use crate::scenario::{Pacing, PacingMode};
 use crate::units::{Dur, Rate, Time};
@@ -219,10 +221,20 @@ impl Sender {
     /// When `on_timer` must next be called.
     pub fn next_deadline(&self) -> Option<Time> {
         let syn = match self.phase {
-            Phase::SynSent { at, tries } => Some(at + Dur((TIMEOUT_INIT.0 << tries.min(6)).min(RTO_MAX.0))),
+            Phase::SynSent { at, tries } => {
+                Some(at + Dur((TIMEOUT_INIT.0 << tries.min(6)).min(RTO_MAX.0)))
+            }
             _ => None,
         };
-        [syn, self.xmit_timer.map(|(t, _)| t), self.reo_timer, self.pacing_timer].into_iter().flatten().min()
+        [
+            syn,
+            self.xmit_timer.map(|(t, _)| t),
+            self.reo_timer,
+            self.pacing_timer,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Open the connection: send the SYN.
@@ -377,7 +389,10 @@ impl Sender {
         // 2. Cumulative ACK (tcp_clean_rtx_queue).
         while self.snd_una < ack {
             let q = self.snd_una;
-            let mut sg = self.sb.pop_front().expect("scoreboard covers snd_una..snd_nxt");
+            let mut sg = self
+                .sb
+                .pop_front()
+                .expect("scoreboard covers snd_una..snd_nxt");
             self.snd_una += 1;
             if sg.has(seg::SACKED) {
                 self.sacked_out -= 1;
@@ -405,8 +420,12 @@ impl Sender {
         }
 
         // 3. RTT (tcp_ack_update_rtt): Karn's rule for cumulative ACKs.
-        let mut seq_rtt = first_ackt.filter(|_| !retrans_data_acked).map(|t| now.since(t).us() as i64);
-        let mut ca_rtt: i64 = last_ackt.filter(|_| !retrans_data_acked).map_or(-1, |t| now.since(t).us() as i64);
+        let mut seq_rtt = first_ackt
+            .filter(|_| !retrans_data_acked)
+            .map(|t| now.since(t).us() as i64);
+        let mut ca_rtt: i64 = last_ackt
+            .filter(|_| !retrans_data_acked)
+            .map_or(-1, |t| now.since(t).us() as i64);
         if let (Some(f), Some(l)) = (first_sackt, last_sackt) {
             if seq_rtt.is_none() {
                 seq_rtt = Some(now.since(f).us() as i64);
@@ -584,7 +603,11 @@ impl Sender {
                 self.queue_cwr = true;
                 self.set_state(now, CaState::Cwr);
             } else {
-                let s = if self.sacked_out > 0 || self.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+                let s = if self.sacked_out > 0 || self.retrans_out > 0 {
+                    CaState::Disorder
+                } else {
+                    CaState::Open
+                };
                 self.set_state(now, s);
             }
         }
@@ -596,7 +619,10 @@ impl Sender {
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         if let Phase::SynSent { at, tries } = self.phase {
             if now >= at + Dur((TIMEOUT_INIT.0 << tries.min(6)).min(RTO_MAX.0)) {
-                self.phase = Phase::SynSent { at: now, tries: tries + 1 };
+                self.phase = Phase::SynSent {
+                    at: now,
+                    tries: tries + 1,
+                };
                 out.push(self.stamp(Packet::control(self.cfg.flow, Kind::Syn)));
             }
             return;
@@ -712,12 +738,20 @@ impl Sender {
         }
         let mut timeout = match self.rtt.srtt() {
             Some(s) => {
-                let extra = if self.packets_out() == 1 { RTO_MIN } else { TIMEOUT_MIN };
+                let extra = if self.packets_out() == 1 {
+                    RTO_MIN
+                } else {
+                    TIMEOUT_MIN
+                };
                 Dur(2 * s.0) + extra
             }
             None => TIMEOUT_INIT,
         };
-        let rto_delta = if advancing_rto { self.rtt.rto() } else { self.rto_from_head(now).since(now) };
+        let rto_delta = if advancing_rto {
+            self.rtt.rto()
+        } else {
+            self.rto_from_head(now).since(now)
+        };
         if rto_delta > Dur::ZERO {
             timeout = timeout.min(rto_delta);
         }
@@ -730,7 +764,10 @@ impl Sender {
 
     /// Segments the application has written and TCP has not yet sent.
     fn new_data_ready(&self) -> u32 {
-        let written = self.total_segs.unwrap_or(u32::MAX).min(self.app.segments_written(self.cfg.mss));
+        let written = self
+            .total_segs
+            .unwrap_or(u32::MAX)
+            .min(self.app.segments_written(self.cfg.mss));
         let mut ready = written.saturating_sub(self.snd_nxt);
         if let Some(w) = self.cfg.rwnd_segs {
             ready = ready.min((self.snd_una + w).saturating_sub(self.snd_nxt));
@@ -759,7 +796,11 @@ impl Sender {
                 // `tcp_tso_autosize`: ~1 ms of data at the pacing rate, plus a
                 // bonus for short RTTs, capped at GSO_MAX_SIZE.
                 let rate = cc.pacing_rate();
-                let mut bytes = if rate.is_inf() { GSO_MAX_SIZE } else { rate.bytes_per_sec() >> PACING_SHIFT };
+                let mut bytes = if rate.is_inf() {
+                    GSO_MAX_SIZE
+                } else {
+                    rate.bytes_per_sec() >> PACING_SHIFT
+                };
                 let r = self.rtt.min_rtt_us() >> TSO_RTT_LOG;
                 if r < 32 {
                     bytes += GSO_MAX_SIZE >> r;
@@ -810,10 +851,14 @@ impl Sender {
             sent_any = true;
         }
         if sent_any || cwnd_limited {
-            self.cwnd_validate(cwnd_limited || self.in_flight() >= self.cc.as_ref().map_or(0, |c| c.cwnd()));
+            self.cwnd_validate(
+                cwnd_limited || self.in_flight() >= self.cc.as_ref().map_or(0, |c| c.cwnd()),
+            );
         }
         if sent_any {
-            if self.xmit_timer.is_none() || matches!(self.xmit_timer, Some((_, TimerKind::LossProbe))) {
+            if self.xmit_timer.is_none()
+                || matches!(self.xmit_timer, Some((_, TimerKind::LossProbe)))
+            {
                 self.rearm_rto(now);
             }
             self.schedule_loss_probe(now, false);
@@ -824,7 +869,10 @@ impl Sender {
     /// `tcp_rate_check_app_limited`: nothing to send although cwnd allows.
     fn check_app_limited(&mut self) {
         let cwnd = self.cc.as_ref().map_or(0, |c| c.cwnd());
-        let written = self.total_segs.unwrap_or(u32::MAX).min(self.app.segments_written(self.cfg.mss));
+        let written = self
+            .total_segs
+            .unwrap_or(u32::MAX)
+            .min(self.app.segments_written(self.cfg.mss));
         if self.snd_nxt >= written && self.in_flight() < cwnd && self.lost_out <= self.retrans_out {
             self.rate.mark_app_limited(self.in_flight());
         }
@@ -864,13 +912,17 @@ impl Sender {
         self.wstamp = self.wstamp.max(now);
         let rate = self.cc.as_ref().map_or(Rate::INF, |c| c.pacing_rate());
         if self.is_paced() && !rate.is_inf() && rate.0 > 0 && self.data_segs_out >= UNPACED_SEGS {
-            let len_ns = (payload as u128 * 1_000_000_000 / rate.bytes_per_sec().max(1) as u128) as u64;
+            let len_ns =
+                (payload as u128 * 1_000_000_000 / rate.bytes_per_sec().max(1) as u128) as u64;
             let credit = self.wstamp.since(prior).0;
             self.wstamp += Dur(len_ns - (len_ns / 2).min(credit));
         }
         if let Some(max) = self.cfg.pacing.max_rate_bps {
             // sch_fq: time_next_packet = now + len / maxrate, minus lateness (capped at half).
-            let mut len_ns = Rate(max).tx_time(crate::units::Bytes(wire)).0.min(1_000_000_000);
+            let mut len_ns = Rate(max)
+                .tx_time(crate::units::Bytes(wire))
+                .0
+                .min(1_000_000_000);
             if self.fq_next > Time::ZERO {
                 len_ns -= (len_ns / 2).min(now.since(self.fq_next).0);
             }
@@ -902,8 +954,14 @@ impl Sender {
         for _ in 0..n {
             let q = self.snd_nxt;
             let packets_out = self.packets_out();
-            let tx = self.rate.on_send(now, packets_out, self.in_flight() + 1, self.lost_total);
-            self.sb.push(Seg { tx_time: now, flags: seg::SNAPSHOT, tx });
+            let tx = self
+                .rate
+                .on_send(now, packets_out, self.in_flight() + 1, self.lost_total);
+            self.sb.push(Seg {
+                tx_time: now,
+                flags: seg::SNAPSHOT,
+                tx,
+            });
             self.snd_nxt += 1;
             self.rack.on_transmit(q, now);
             let p = self.data_packet(q);
@@ -920,7 +978,9 @@ impl Sender {
     fn retransmit(&mut self, now: Time, q: u32, out: &mut Vec<Packet>) {
         let packets_out = self.packets_out();
         let in_flight_after = self.in_flight() + 1;
-        let tx = self.rate.on_send(now, packets_out, in_flight_after, self.lost_total);
+        let tx = self
+            .rate
+            .on_send(now, packets_out, in_flight_after, self.lost_total);
         let sg = self.sb.get_mut(q);
         sg.flags |= seg::RETRANS | seg::EVER_RETRANS | seg::SNAPSHOT;
         sg.tx_time = now;

@@ -8,6 +8,7 @@
 //! reads them. Loss-based algorithms share `classic::LossBased`, which holds
 //! what Linux keeps in `tcp_input.c` for them (slow start, PRR, ssthresh).
 
+pub mod bbr;
 pub mod classic;
 pub mod cubic;
 pub mod dctcp;

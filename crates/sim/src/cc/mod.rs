@@ -94,6 +94,9 @@ pub trait CongestionControl {
 macro_rules! any_cc {
     ($($variant:ident($ty:ty)),* $(,)?) => {
         /// Enum dispatch over the algorithms (no `Box<dyn>` on the per-ACK path).
+        /// There is one per flow, so the size of the largest state (BBR's,
+        /// a few hundred bytes) matters less than a pointer chase per ACK.
+        #[allow(clippy::large_enum_variant)]
         pub enum AnyCc { $($variant($ty)),* }
 
         impl CongestionControl for AnyCc {
@@ -138,6 +141,7 @@ any_cc! {
     Reno(classic::Classic<reno::RenoRule>),
     Cubic(classic::Classic<cubic::CubicRule>),
     Dctcp(classic::Classic<dctcp::DctcpRule>),
+    Bbr1(bbr::Bbr1),
 }
 
 /// A validated algorithm choice with its parameters.
@@ -146,6 +150,7 @@ pub enum CcConfig {
     Reno(reno::RenoConfig),
     Cubic(cubic::CubicConfig),
     Dctcp(dctcp::DctcpConfig),
+    Bbr1(bbr::Bbr1Config),
 }
 
 /// Parameters of one algorithm: serde with `deny_unknown_fields` and
@@ -177,13 +182,14 @@ pub fn parse_params<T: CcParams>(params: &serde_json::Value) -> Result<T, String
 
 impl CcConfig {
     /// Every name accepted in `cc = "..."`.
-    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp"];
+    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp", "bbr1"];
 
     pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
         Ok(match name {
             "reno" => CcConfig::Reno(parse_params(params)?),
             "cubic" => CcConfig::Cubic(parse_params(params)?),
             "dctcp" => CcConfig::Dctcp(parse_params(params)?),
+            "bbr1" => CcConfig::Bbr1(parse_params(params)?),
             _ => {
                 return Err(format!(
                     "unknown congestion control {name:?}; known: {}",
@@ -198,6 +204,7 @@ impl CcConfig {
             CcConfig::Reno(_) => "reno",
             CcConfig::Cubic(_) => "cubic",
             CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Bbr1(_) => "bbr1",
         }
     }
 
@@ -207,6 +214,7 @@ impl CcConfig {
             CcConfig::Reno(c) => serde_json::to_value(c),
             CcConfig::Cubic(c) => serde_json::to_value(c),
             CcConfig::Dctcp(c) => serde_json::to_value(c),
+            CcConfig::Bbr1(c) => serde_json::to_value(c),
         }
         .expect("cc params serialize")
     }
@@ -220,6 +228,7 @@ impl CcConfig {
             CcConfig::Dctcp(c) => {
                 AnyCc::Dctcp(classic::Classic::new(dctcp::DctcpRule::new(c, init), init))
             }
+            CcConfig::Bbr1(c) => AnyCc::Bbr1(bbr::Bbr1::new(c, init)),
         }
     }
 }

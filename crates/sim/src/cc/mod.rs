@@ -141,6 +141,7 @@ any_cc! {
     Reno(classic::Classic<reno::RenoRule>),
     Cubic(classic::Classic<cubic::CubicRule>),
     Dctcp(classic::Classic<dctcp::DctcpRule>),
+    // BBRv1 and BBQ (v1 with another probing-phase rule) share one type.
     Bbr1(bbr::Bbr1),
 }
 
@@ -151,6 +152,7 @@ pub enum CcConfig {
     Cubic(cubic::CubicConfig),
     Dctcp(dctcp::DctcpConfig),
     Bbr1(bbr::Bbr1Config),
+    Bbq(bbr::BbqConfig),
 }
 
 /// Parameters of one algorithm: serde with `deny_unknown_fields` and
@@ -182,7 +184,7 @@ pub fn parse_params<T: CcParams>(params: &serde_json::Value) -> Result<T, String
 
 impl CcConfig {
     /// Every name accepted in `cc = "..."`.
-    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp", "bbr1"];
+    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp", "bbr1", "bbq"];
 
     pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
         Ok(match name {
@@ -190,6 +192,7 @@ impl CcConfig {
             "cubic" => CcConfig::Cubic(parse_params(params)?),
             "dctcp" => CcConfig::Dctcp(parse_params(params)?),
             "bbr1" => CcConfig::Bbr1(parse_params(params)?),
+            "bbq" => CcConfig::Bbq(parse_params(params)?),
             _ => {
                 return Err(format!(
                     "unknown congestion control {name:?}; known: {}",
@@ -205,6 +208,7 @@ impl CcConfig {
             CcConfig::Cubic(_) => "cubic",
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Bbr1(_) => "bbr1",
+            CcConfig::Bbq(_) => "bbq",
         }
     }
 
@@ -215,6 +219,7 @@ impl CcConfig {
             CcConfig::Cubic(c) => serde_json::to_value(c),
             CcConfig::Dctcp(c) => serde_json::to_value(c),
             CcConfig::Bbr1(c) => serde_json::to_value(c),
+            CcConfig::Bbq(c) => serde_json::to_value(c),
         }
         .expect("cc params serialize")
     }
@@ -229,6 +234,7 @@ impl CcConfig {
                 AnyCc::Dctcp(classic::Classic::new(dctcp::DctcpRule::new(c, init), init))
             }
             CcConfig::Bbr1(c) => AnyCc::Bbr1(bbr::Bbr1::new(c, init)),
+            CcConfig::Bbq(c) => AnyCc::Bbr1(bbr::bbq::build(c, init)),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! reads them. Loss-based algorithms share `classic::LossBased`, which holds
 //! what Linux keeps in `tcp_input.c` for them (slow start, PRR, ssthresh).
 
+pub mod bbr;
 pub mod classic;
 pub mod cubic;
 pub mod dctcp;
@@ -93,6 +94,9 @@ pub trait CongestionControl {
 macro_rules! any_cc {
     ($($variant:ident($ty:ty)),* $(,)?) => {
         /// Enum dispatch over the algorithms (no `Box<dyn>` on the per-ACK path).
+        /// There is one per flow, so the size of the largest state (BBR's,
+        /// a few hundred bytes) matters less than a pointer chase per ACK.
+        #[allow(clippy::large_enum_variant)]
         pub enum AnyCc { $($variant($ty)),* }
 
         impl CongestionControl for AnyCc {
@@ -137,6 +141,8 @@ any_cc! {
     Reno(classic::Classic<reno::RenoRule>),
     Cubic(classic::Classic<cubic::CubicRule>),
     Dctcp(classic::Classic<dctcp::DctcpRule>),
+    // BBRv1 and BBQ (v1 with another probing-phase rule) share one type.
+    Bbr1(bbr::Bbr1),
 }
 
 /// A validated algorithm choice with its parameters.
@@ -145,6 +151,8 @@ pub enum CcConfig {
     Reno(reno::RenoConfig),
     Cubic(cubic::CubicConfig),
     Dctcp(dctcp::DctcpConfig),
+    Bbr1(bbr::Bbr1Config),
+    Bbq(bbr::BbqConfig),
 }
 
 /// Parameters of one algorithm: serde with `deny_unknown_fields` and
@@ -176,13 +184,15 @@ pub fn parse_params<T: CcParams>(params: &serde_json::Value) -> Result<T, String
 
 impl CcConfig {
     /// Every name accepted in `cc = "..."`.
-    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp"];
+    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp", "bbr1", "bbq"];
 
     pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
         Ok(match name {
             "reno" => CcConfig::Reno(parse_params(params)?),
             "cubic" => CcConfig::Cubic(parse_params(params)?),
             "dctcp" => CcConfig::Dctcp(parse_params(params)?),
+            "bbr1" => CcConfig::Bbr1(parse_params(params)?),
+            "bbq" => CcConfig::Bbq(parse_params(params)?),
             _ => {
                 return Err(format!(
                     "unknown congestion control {name:?}; known: {}",
@@ -197,6 +207,8 @@ impl CcConfig {
             CcConfig::Reno(_) => "reno",
             CcConfig::Cubic(_) => "cubic",
             CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Bbr1(_) => "bbr1",
+            CcConfig::Bbq(_) => "bbq",
         }
     }
 
@@ -206,6 +218,8 @@ impl CcConfig {
             CcConfig::Reno(c) => serde_json::to_value(c),
             CcConfig::Cubic(c) => serde_json::to_value(c),
             CcConfig::Dctcp(c) => serde_json::to_value(c),
+            CcConfig::Bbr1(c) => serde_json::to_value(c),
+            CcConfig::Bbq(c) => serde_json::to_value(c),
         }
         .expect("cc params serialize")
     }
@@ -219,6 +233,8 @@ impl CcConfig {
             CcConfig::Dctcp(c) => {
                 AnyCc::Dctcp(classic::Classic::new(dctcp::DctcpRule::new(c, init), init))
             }
+            CcConfig::Bbr1(c) => AnyCc::Bbr1(bbr::Bbr1::new(c, init)),
+            CcConfig::Bbq(c) => AnyCc::Bbr1(bbr::bbq::build(c, init)),
         }
     }
 }

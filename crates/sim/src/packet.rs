@@ -81,6 +81,11 @@ pub struct Packet {
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
     /// Set by the queue that holds the packet, to measure its sojourn time.
     pub enqueued: Time,
+    /// Opaque to the simulator (always 0 there). The user-space bottleneck of
+    /// the Linux backend keeps here the slot of the real frame this
+    /// descriptor stands for, so a packet a qdisc drops or sends out of
+    /// order is matched with its frame.
+    pub tag: u32,
 }
 
 impl Packet {
@@ -98,6 +103,7 @@ impl Packet {
             payload,
             sack: [SackBlock::default(); MAX_SACK_BLOCKS],
             enqueued: Time::ZERO,
+            tag: 0,
         }
     }
 
@@ -121,6 +127,7 @@ impl Packet {
             payload: 0,
             sack: blocks,
             enqueued: Time::ZERO,
+            tag: 0,
         }
     }
 

@@ -47,6 +47,10 @@ pub struct Bottleneck {
     pub interval_sojourn: (u64, u64, u64),
     /// Largest backlog seen, bytes and packets (for the queue-limit invariant).
     pub max_backlog: (u64, u32),
+    /// When set, dropped packets are kept in `dropped` for the caller (the
+    /// user-space bottleneck frees their frames); the simulator leaves it off.
+    pub keep_dropped: bool,
+    pub dropped: Vec<Packet>,
 }
 
 impl Bottleneck {
@@ -69,6 +73,8 @@ impl Bottleneck {
             sojourn: Histogram::default(),
             interval_sojourn: (0, 0, 0),
             max_backlog: (0, 0),
+            keep_dropped: false,
+            dropped: Vec::new(),
         }
     }
 
@@ -110,6 +116,9 @@ impl Bottleneck {
                         DropCause::Aqm => f.drops_aqm += 1,
                     }
                     self.drops += 1;
+                    if self.keep_dropped {
+                        self.dropped.push(pkt);
+                    }
                 }
                 QdiscEvent::Mark { flow } => self.flows[flow as usize].marks += 1,
             }

@@ -1,0 +1,488 @@
+//! The forwarding loop: read frames from both interfaces, classify them,
+//! run the [`Pipeline`] against CLOCK_MONOTONIC, send each frame when it is
+//! due, sample the queue, and write the self-check statistics at the end.
+
+use crate::frame::{self, TcpFrame};
+use crate::pipeline::{Pipeline, Release};
+use crate::sys::{self, PacketSocket};
+use ccarena_sim::metrics::hist::Histogram;
+use ccarena_sim::packet::Packet;
+use ccarena_sim::scenario::Scenario;
+use ccarena_sim::units::Time;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+/// Largest frame we expect: with TSO/GSO/GRO off on the veths a frame is at
+/// most the MTU plus the Ethernet header. Larger ones mean offloads are on.
+pub const MAX_FRAME: usize = 2048;
+
+pub struct Config {
+    pub scenario: Scenario,
+    /// The router's interface towards the senders (data arrives here, ACKs leave here).
+    pub if_senders: String,
+    /// The router's interface towards the receivers.
+    pub if_receivers: String,
+    /// Flow `i` is the TCP connection to receiver port `port_base + i`.
+    pub port_base: u16,
+    /// CLOCK_MONOTONIC (ns) of the run's time zero.
+    pub t0_ns: u64,
+    /// Stop by itself this long after time zero, even if nobody says so.
+    pub stop_after_ns: u64,
+    pub out_dir: PathBuf,
+    /// Busy-poll the last `spin_ns` before a due time instead of sleeping.
+    pub spin_ns: u64,
+    /// Release frames due within this horizon together (0 = each at its time).
+    pub batch_ns: u64,
+    /// Ask for SCHED_FIFO.
+    pub realtime: bool,
+}
+
+/// Frames waiting in the pipeline, by slot (`Packet::tag`).
+#[derive(Default)]
+pub struct FrameStore {
+    bufs: Vec<Vec<u8>>,
+    free: Vec<u32>,
+    pub live: usize,
+    pub peak: usize,
+}
+
+impl FrameStore {
+    pub fn put(&mut self, data: &[u8]) -> u32 {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        if let Some(i) = self.free.pop() {
+            let b = &mut self.bufs[i as usize];
+            b.clear();
+            b.extend_from_slice(data);
+            i
+        } else {
+            self.bufs.push(data.to_vec());
+            (self.bufs.len() - 1) as u32
+        }
+    }
+    pub fn get_mut(&mut self, tag: u32) -> &mut Vec<u8> {
+        &mut self.bufs[tag as usize]
+    }
+    pub fn release(&mut self, tag: u32) {
+        self.live -= 1;
+        self.free.push(tag);
+    }
+}
+
+/// Which flow a TCP frame belongs to, from the receiver's port: the
+/// destination port of frames from the senders, the source port of frames
+/// from the receivers.
+pub fn classify(t: &TcpFrame, from_senders: bool, port_base: u16, nflows: usize) -> Option<u32> {
+    let port = if from_senders { t.dport } else { t.sport };
+    let i = port.checked_sub(port_base)? as usize;
+    (i < nflows).then_some(i as u32)
+}
+
+#[derive(Default)]
+struct Counters {
+    frames_fwd: u64,
+    frames_rev: u64,
+    frames_other: u64,
+    oversize: u64,
+    sent: u64,
+    send_nobuf: u64,
+    rx_packets: [u64; 2],
+    rx_sock_drops: [u64; 2],
+    flow_fwd_frames: Vec<u64>,
+    flow_rev_frames: Vec<u64>,
+    loops: u64,
+    sleeps: u64,
+}
+
+struct Sampler {
+    interval: u64,
+    next: u64,
+    end: u64,
+    queue: BufWriter<File>,
+    flowq: BufWriter<File>,
+    last_wire_bytes: u64,
+}
+
+impl Sampler {
+    fn new(cfg: &Config) -> io::Result<Sampler> {
+        let mut queue = BufWriter::new(File::create(cfg.out_dir.join("queue.csv"))?);
+        writeln!(
+            queue,
+            "time_s,backlog_bytes,backlog_pkts,sojourn_mean_ms,sojourn_max_ms,drops,wire_utilization"
+        )?;
+        queue.flush()?;
+        let mut flowq = BufWriter::new(File::create(cfg.out_dir.join("flow_queue.csv"))?);
+        writeln!(flowq, "time_s,flow,queue_backlog_bytes,drops,marks")?;
+        flowq.flush()?;
+        Ok(Sampler {
+            interval: cfg.scenario.sample_interval_ns,
+            next: cfg.scenario.sample_interval_ns,
+            end: cfg.scenario.duration_ns,
+            queue,
+            flowq,
+            last_wire_bytes: 0,
+        })
+    }
+
+    fn due(&self) -> Option<u64> {
+        (self.next <= self.end).then_some(self.next)
+    }
+
+    fn sample(&mut self, p: &mut Pipeline) -> io::Result<()> {
+        let t = self.next as f64 / 1e9;
+        let bn = &mut p.bn;
+        let (sum, max, n) = std::mem::take(&mut bn.interval_sojourn);
+        let (mean, mx) = if n == 0 {
+            (f64::NAN, f64::NAN)
+        } else {
+            (sum as f64 / n as f64 / 1e6, max as f64 / 1e6)
+        };
+        let sent = bn.wire_bytes_out - self.last_wire_bytes;
+        self.last_wire_bytes = bn.wire_bytes_out;
+        let util = sent as f64 * 8.0 / (bn.rate().0 as f64 * self.interval as f64 / 1e9);
+        writeln!(
+            self.queue,
+            "{t},{},{},{mean},{mx},{},{util}",
+            bn.backlog_bytes(),
+            bn.backlog_packets(),
+            bn.drops
+        )?;
+        for (i, f) in bn.flows.iter().enumerate() {
+            writeln!(
+                self.flowq,
+                "{t},{i},{},{},{}",
+                f.backlog_bytes,
+                f.drops_overflow + f.drops_aqm,
+                f.marks
+            )?;
+        }
+        self.queue.flush()?;
+        self.flowq.flush()?;
+        self.next += self.interval;
+        Ok(())
+    }
+}
+
+pub struct Engine {
+    cfg: Config,
+    socks: [PacketSocket; 2],
+    pipe: Pipeline,
+    store: FrameStore,
+    lateness: Histogram,
+    late_max: u64,
+    c: Counters,
+    rt: bool,
+    mlocked: bool,
+    start_tx_dropped: [u64; 2],
+}
+
+const SENDERS: usize = 0;
+const RECEIVERS: usize = 1;
+
+impl Engine {
+    pub fn new(cfg: Config) -> io::Result<Engine> {
+        std::fs::create_dir_all(&cfg.out_dir)?;
+        let buf = 8 << 20;
+        let socks = [
+            PacketSocket::open(&cfg.if_senders, buf)?,
+            PacketSocket::open(&cfg.if_receivers, buf)?,
+        ];
+        let rt = cfg.realtime && sys::realtime(50);
+        let mlocked = sys::lock_memory();
+        let pipe = Pipeline::new(&cfg.scenario);
+        let n = pipe.flows();
+        let start_tx_dropped = [
+            sys::if_counter(&cfg.if_senders, "tx_dropped").unwrap_or(0),
+            sys::if_counter(&cfg.if_receivers, "tx_dropped").unwrap_or(0),
+        ];
+        Ok(Engine {
+            cfg,
+            socks,
+            pipe,
+            store: FrameStore::default(),
+            lateness: Histogram::default(),
+            late_max: 0,
+            c: Counters {
+                flow_fwd_frames: vec![0; n],
+                flow_rev_frames: vec![0; n],
+                ..Default::default()
+            },
+            rt,
+            mlocked,
+            start_tx_dropped,
+        })
+    }
+
+    fn now(&self) -> Time {
+        Time(sys::monotonic_ns().saturating_sub(self.cfg.t0_ns))
+    }
+
+    /// Read what is waiting on interface `side`, up to `max` frames.
+    fn drain(&mut self, side: usize, max: usize, buf: &mut [u8; MAX_FRAME]) -> io::Result<usize> {
+        let mut got = 0;
+        let now = self.now();
+        let n = self.pipe.flows();
+        while got < max {
+            let Some(len) = self.socks[side].recv(buf)? else {
+                break;
+            };
+            got += 1;
+            if len > MAX_FRAME {
+                // Cut short: an offload (GRO) merged segments. Counted; dropped.
+                self.c.oversize += 1;
+                continue;
+            }
+            let data = &buf[..len];
+            let flow = frame::parse(data)
+                .and_then(|t| classify(&t, side == SENDERS, self.cfg.port_base, n).map(|f| (t, f)));
+            match flow {
+                Some((t, f)) => {
+                    let tag = self.store.put(data);
+                    let pkt = t.to_packet(f, tag);
+                    if side == SENDERS {
+                        self.c.frames_fwd += 1;
+                        self.c.flow_fwd_frames[f as usize] += 1;
+                        self.pipe.arrive_fwd(now, pkt);
+                    } else {
+                        self.c.frames_rev += 1;
+                        self.c.flow_rev_frames[f as usize] += 1;
+                        self.pipe.arrive_rev(now, pkt);
+                    }
+                }
+                None => {
+                    // Not one of the run's flows (ARP, say): across untouched, at once.
+                    self.c.frames_other += 1;
+                    if !self.socks[1 - side].send(data)? {
+                        self.c.send_nobuf += 1;
+                    }
+                }
+            }
+        }
+        Ok(got)
+    }
+
+    fn release(&mut self, side: usize, rel: &mut Vec<Release>) -> io::Result<()> {
+        if rel.is_empty() {
+            return Ok(());
+        }
+        for (due, pkt) in rel.drain(..) {
+            let tag = pkt.tag;
+            let frame = self.store.get_mut(tag);
+            if side == RECEIVERS {
+                // A qdisc may have marked it CE.
+                if let Some(orig) = frame::parse(frame) {
+                    if orig.ecn != pkt.ecn {
+                        frame::set_ecn(frame, pkt.ecn);
+                    }
+                }
+            }
+            let ok = self.socks[side].send(frame)?;
+            let sent_at = self.now();
+            self.store.release(tag);
+            if ok {
+                self.c.sent += 1;
+            } else {
+                self.c.send_nobuf += 1;
+            }
+            let late = sent_at.0.saturating_sub(due.0);
+            self.lateness.record(late);
+            self.late_max = self.late_max.max(late);
+        }
+        Ok(())
+    }
+
+    fn free_dropped(&mut self) {
+        let dropped: Vec<Packet> = self.pipe.bn.dropped.drain(..).collect();
+        for p in dropped {
+            self.store.release(p.tag);
+        }
+    }
+
+    /// Run until told to stop (SIGINT/SIGTERM) or `stop_after` passes.
+    pub fn run(&mut self) -> io::Result<()> {
+        let mut sampler = Sampler::new(&self.cfg)?;
+        let mut buf = Box::new([0u8; MAX_FRAME]);
+        let mut to_rx: Vec<Release> = Vec::with_capacity(256);
+        let mut to_tx: Vec<Release> = Vec::with_capacity(256);
+        let fds = [self.socks[0].fd(), self.socks[1].fd()];
+        let wall0 = sys::monotonic_ns();
+        let cpu0 = sys::cpu_times();
+        std::fs::write(self.cfg.out_dir.join("ready"), b"ready\n")?;
+        loop {
+            if sys::STOP.load(Ordering::SeqCst) {
+                break;
+            }
+            self.c.loops += 1;
+            self.drain(SENDERS, 256, &mut buf)?;
+            self.drain(RECEIVERS, 256, &mut buf)?;
+            let now = self.now();
+            if now.0 >= self.cfg.stop_after_ns {
+                break;
+            }
+            // A sampling instant that has passed: run the schedule up to it
+            // first, so the sample shows the queue as it was then.
+            while let Some(t) = sampler.due().filter(|&t| t <= now.0) {
+                self.pipe.advance(Time(t), &mut to_rx, &mut to_tx);
+                self.free_dropped();
+                self.release(RECEIVERS, &mut to_rx)?;
+                self.release(SENDERS, &mut to_tx)?;
+                sampler.sample(&mut self.pipe)?;
+            }
+            self.pipe
+                .advance(Time(now.0 + self.cfg.batch_ns), &mut to_rx, &mut to_tx);
+            self.free_dropped();
+            self.release(RECEIVERS, &mut to_rx)?;
+            self.release(SENDERS, &mut to_tx)?;
+            // Wait for the next due time (or a frame).
+            let next = [
+                self.pipe.next_event().map(|t| t.0),
+                sampler.due(),
+                Some(self.cfg.stop_after_ns),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(u64::MAX);
+            let now = self.now().0;
+            let target = next.saturating_sub(self.cfg.batch_ns);
+            if target > now + self.cfg.spin_ns {
+                self.c.sleeps += 1;
+                sys::wait_readable(&fds, target - now - self.cfg.spin_ns);
+            }
+            // Within the spin window: loop straight back (busy poll).
+        }
+        let wall = (sys::monotonic_ns() - wall0) as f64 / 1e9;
+        let cpu1 = sys::cpu_times();
+        self.write_stats(wall, (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1))
+    }
+
+    fn write_stats(&mut self, wall_s: f64, cpu: (f64, f64)) -> io::Result<()> {
+        for side in 0..2 {
+            let (p, d) = self.socks[side].stats()?;
+            self.c.rx_packets[side] += p;
+            self.c.rx_sock_drops[side] += d;
+        }
+        let tx_dropped = [
+            sys::if_counter(&self.cfg.if_senders, "tx_dropped")
+                .unwrap_or(0)
+                .saturating_sub(self.start_tx_dropped[0]),
+            sys::if_counter(&self.cfg.if_receivers, "tx_dropped")
+                .unwrap_or(0)
+                .saturating_sub(self.start_tx_dropped[1]),
+        ];
+        let bn = &self.pipe.bn;
+        let us = |v: f64| {
+            if v.is_nan() {
+                serde_json::Value::Null
+            } else {
+                (v / 1e3).into()
+            }
+        };
+        let ms = |v: f64| {
+            if v.is_nan() {
+                serde_json::Value::Null
+            } else {
+                (v / 1e6).into()
+            }
+        };
+        let flows: Vec<_> = bn
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                serde_json::json!({
+                    "flow": i,
+                    "drops": f.drops_overflow + f.drops_aqm,
+                    "drops_overflow": f.drops_overflow,
+                    "drops_aqm": f.drops_aqm,
+                    "marks": f.marks,
+                    "frames_fwd": self.c.flow_fwd_frames[i],
+                    "frames_rev": self.c.flow_rev_frames[i],
+                })
+            })
+            .collect();
+        let h = &self.lateness;
+        let s = &bn.sojourn;
+        let doc = serde_json::json!({
+            "wall_s": wall_s,
+            "cpu_user_s": cpu.0,
+            "cpu_sys_s": cpu.1,
+            "cpu_load": (cpu.0 + cpu.1) / wall_s.max(1e-9),
+            "sched_fifo": self.rt,
+            "mlockall": self.mlocked,
+            "spin_us": self.cfg.spin_ns as f64 / 1e3,
+            "batch_us": self.cfg.batch_ns as f64 / 1e3,
+            "loops": self.c.loops,
+            "sleeps": self.c.sleeps,
+            "frames_fwd": self.c.frames_fwd,
+            "frames_rev": self.c.frames_rev,
+            "frames_other": self.c.frames_other,
+            "frames_oversize": self.c.oversize,
+            "frames_sent": self.c.sent,
+            "send_nobuf_drops": self.c.send_nobuf,
+            "rx_socket_drops": self.c.rx_sock_drops[0] + self.c.rx_sock_drops[1],
+            "veth_tx_drops": tx_dropped[0] + tx_dropped[1],
+            "frames_in_pipeline_at_end": self.store.live,
+            "frames_in_pipeline_peak": self.store.peak,
+            "lateness_us": {
+                "count": h.count(),
+                "p50": us(h.quantile(0.50)),
+                "p99": us(h.quantile(0.99)),
+                "p999": us(h.quantile(0.999)),
+                "max": self.late_max as f64 / 1e3,
+                "mean": us(h.mean()),
+            },
+            "bottleneck": {
+                "departures": bn.departures,
+                "wire_bytes_out": bn.wire_bytes_out,
+                "drops": bn.drops,
+                "max_backlog_bytes": bn.max_backlog.0,
+                "max_backlog_pkts": bn.max_backlog.1,
+                "qdelay_mean_ms": ms(s.mean()),
+                "qdelay_p50_ms": ms(s.quantile(0.50)),
+                "qdelay_p95_ms": ms(s.quantile(0.95)),
+                "qdelay_p99_ms": ms(s.quantile(0.99)),
+                "sojourn_count": s.count(),
+            },
+            "flows": flows,
+        });
+        let tmp = self.cfg.out_dir.join("stats.json.tmp");
+        std::fs::write(
+            &tmp,
+            serde_json::to_string_pretty(&doc).expect("json") + "\n",
+        )?;
+        std::fs::rename(&tmp, self.cfg.out_dir.join("stats.json"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::tests::tcp_frame;
+
+    #[test]
+    fn flows_are_found_by_the_receivers_port() {
+        let data = frame::parse(&tcp_frame(40001, 6002, 0x10, 100, 0)).unwrap();
+        assert_eq!(classify(&data, true, 6000, 3), Some(2));
+        assert_eq!(classify(&data, true, 6000, 2), None);
+        assert_eq!(classify(&data, true, 6003, 3), None);
+        let ack = frame::parse(&tcp_frame(6001, 40001, 0x10, 0, 0)).unwrap();
+        assert_eq!(classify(&ack, false, 6000, 3), Some(1));
+        assert_eq!(classify(&ack, true, 6000, 3), None);
+    }
+
+    #[test]
+    fn frame_store_reuses_slots() {
+        let mut s = FrameStore::default();
+        let a = s.put(&[1, 2, 3]);
+        let b = s.put(&[4]);
+        assert_ne!(a, b);
+        s.release(a);
+        let c = s.put(&[5, 6]);
+        assert_eq!(c, a);
+        assert_eq!(s.get_mut(c).as_slice(), &[5, 6]);
+        assert_eq!((s.live, s.peak), (2, 2));
+    }
+}

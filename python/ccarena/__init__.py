@@ -48,6 +48,7 @@ def run(
     out: str | Path | None = None,
     *,
     figure: bool = False,
+    backend: str | None = None,
     **overrides: Any,
 ) -> Results:
     """Simulate one scenario and return its ``Results``.
@@ -58,9 +59,21 @@ def run(
     scenario. ``figure=True`` also draws ``timeseries.png`` there.
     ``overrides`` set scenario fields, ``__`` standing for a dot:
     ``run("s.toml", bottleneck__rate="50Mbps", flows__0__rtt="10ms")``.
+    ``backend`` is ``"sim"`` (default) or ``"linux"`` (real kernel TCP in
+    network namespaces, as root; see ``ccarena.linux``); when None, the
+    scenario's own ``backend`` field decides.
     Raises ``ScenarioError`` for an invalid scenario, ``StoreError`` when the
-    output directory cannot be used.
+    output directory cannot be used, ``ccarena.linux.LinuxBackendError`` when
+    the Linux backend cannot run the scenario.
     """
+    scn = load(scenario, **overrides)
+    chosen = backend or scn.backend or "sim"
+    if chosen == "linux":
+        from .linux import execute as execute_linux
+
+        return execute_linux(scn, out, figure=figure)
+    if chosen != "sim":
+        raise ValueError(f"unknown backend {chosen!r}; expected 'sim' or 'linux'")
     from .runner import execute
 
-    return execute(load(scenario, **overrides), out, figure=figure)
+    return execute(scn, out, figure=figure)

@@ -1,7 +1,10 @@
 """The ``ccarena`` command.
 
 Exit status: 0 on success, 2 on bad input of any kind (scenario, override,
-output directory, command line), with one line on stderr and nothing written.
+output directory, command line) and when the Linux backend cannot run here
+(not root, no namespaces) or cannot run the scenario, with one line on stderr
+and nothing written; 1 when a Linux run fails midway (its namespaces are
+removed all the same).
 """
 
 from __future__ import annotations
@@ -48,9 +51,28 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="simulate one scenario, store its results, draw its figure")
     scenario_args(r)
-    r.add_argument("--backend", choices=["sim"], default="sim", help="where to run it (default: sim)")
+    r.add_argument(
+        "--backend",
+        choices=["sim", "linux"],
+        default=None,
+        help="where to run it: the simulator, or real Linux TCP in network namespaces (root); "
+        "default: the scenario's `backend` field, else sim",
+    )
     r.add_argument("--out", metavar="DIR", help="run directory (default: results/<name>/<hash>/)")
     r.add_argument("--no-figure", action="store_true", help="do not draw timeseries.png")
+
+    c = sub.add_parser("compare", help="run a scenario on several backends and compare them side by side")
+    scenario_args(c)
+    c.add_argument(
+        "--backends", default="sim,linux", help="comma-separated backends to run (default: sim,linux)"
+    )
+    c.add_argument("--out", metavar="DIR", default="results", help="results root (default: results/)")
+    c.add_argument("--no-figure", action="store_true", help="do not draw the comparison figure")
+
+    lx = sub.add_parser("linux", help="Linux backend utilities")
+    lsub = lx.add_subparsers(dest="linux_command", required=True, metavar="ACTION", parser_class=_Parser)
+    lsub.add_parser("cleanup", help="remove the namespaces and processes that crashed ccarena runs left")
+    lsub.add_parser("check", help="check that the Linux backend can run here")
 
     v = sub.add_parser("validate", help="check a scenario and print its normalized form")
     scenario_args(v)
@@ -171,16 +193,85 @@ def _validate_summary(scn: Scenario) -> list[Any]:
 
 
 def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .runner import execute
-
     scn = Scenario.load(args.scenario, args.overrides)
-    with err.status(f"simulating {scn.name} …"):
-        res = execute(scn, args.out, figure=not args.no_figure)
+    backend = args.backend or scn.backend or "sim"
+    if backend == "linux":
+        from .linux import execute as execute_linux
+
+        with err.status(f"running {scn.name} on Linux …") as st:
+            res = execute_linux(
+                scn, args.out, figure=not args.no_figure, progress=lambda m: st.update(f"{scn.name}: {m} …")
+            )
+    else:
+        from .runner import execute
+
+        with err.status(f"simulating {scn.name} …"):
+            res = execute(scn, args.out, figure=not args.no_figure)
     out.print(_flows_table(res.flows))
     out.print(_summary_table(res.summary))
+    _print_linux_checks(res, out, err)
     out.print(f"run directory: {res.path}")
     if res.figure is not None:
         out.print(f"figure: {res.figure}")
+    return 0
+
+
+def _print_linux_checks(res, out: Console, err: Console) -> None:
+    """The Linux backend's notes and self-check verdict."""
+    lx = res.meta.get("linux")
+    if not lx:
+        return
+    for note in lx.get("notes", []):
+        err.print(f"note: {note}")
+    sc = lx.get("self_check", {})
+    out.print(
+        f"kernel {lx.get('kernel')}; bottleneck release lateness p50/p99/max "
+        f"{_num(sc.get('lateness_p50_us'), '.0f')}/{_num(sc.get('lateness_p99_us'), '.0f')}/"
+        f"{_num(sc.get('lateness_max_us'), '.0f')} us; CPU bottleneck {_num(sc.get('bottleneck_cpu_load'), '.0%')}, "
+        f"sender {_num(sc.get('sender_cpu_load'), '.0%')}, receiver {_num(sc.get('receiver_cpu_load'), '.0%')}"
+    )
+    for w in lx.get("warnings", []):
+        err.print(f"[yellow]warning:[/yellow] {w}")
+    if not lx.get("trustworthy", True):
+        err.print("[yellow]warning: this run is marked trustworthy = false (see docs/validation.md)[/yellow]")
+
+
+def _cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .compare import compare
+
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    bad = [b for b in backends if b not in ("sim", "linux")]
+    if bad or len(backends) < 2:
+        print(f"ccarena compare: --backends {args.backends!r}: give two or more of sim, linux", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    scn = Scenario.load(args.scenario, args.overrides)
+    comp = compare(scn, backends, root=args.out, figure=not args.no_figure, console=err)
+    for t in comp.rich_tables():
+        out.print(t)
+    for b, res in comp.results.items():
+        if b == "linux":
+            _print_linux_checks(res, out, err)
+        out.print(f"{b} run directory: {res.path}")
+    out.print(f"comparison: {comp.csv_path}")
+    if comp.figure_path is not None:
+        out.print(f"figure: {comp.figure_path}")
+    return 0
+
+
+def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .linux import cleanup, preflight
+
+    if args.linux_command == "check":
+        binary = preflight()
+        out.print(f"the Linux backend can run here (bottleneck: {binary})")
+        return 0
+    import os
+
+    if os.geteuid() != 0:
+        print("ccarena linux cleanup: must run as root", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    removed = cleanup()
+    out.print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
     return 0
 
 
@@ -204,12 +295,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     out = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
-    command = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list}[args.command]
+    command = {
+        "run": _cmd_run,
+        "validate": _cmd_validate,
+        "list": _cmd_list,
+        "compare": _cmd_compare,
+        "linux": _cmd_linux,
+    }[args.command]
+    from .linux.backend import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
+
     try:
         return command(args, out, err)
     except (ScenarioError, StoreError) as e:
         print(str(e), file=sys.stderr)
         return EXIT_BAD_INPUT
+    except (LinuxNotAvailable, LinuxUnsupported) as e:
+        print(f"ccarena: linux backend: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except LinuxBackendError as e:
+        print(f"ccarena: linux backend failed: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("ccarena: interrupted", file=sys.stderr)
         return 130

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BACKENDS",
     "Override",
     "Scenario",
     "ScenarioError",
@@ -30,6 +31,9 @@ __all__ = [
 ]
 
 Segment = str | int
+
+#: Where a scenario can run: the simulator, or real Linux TCP in namespaces.
+BACKENDS = ("sim", "linux")
 
 
 class ScenarioError(ValueError):
@@ -206,6 +210,9 @@ class Scenario:
     normalized: dict[str, Any]
     core_json: str = field(repr=False)
     hash: str
+    #: ``backend = "sim" | "linux"`` as the file says (None when it does not);
+    #: not part of the normalized scenario or its hash.
+    backend: str | None = None
 
     @property
     def short_hash(self) -> str:
@@ -255,8 +262,18 @@ class Scenario:
                 apply_override(raw, o)
             except ValueError as e:
                 raise ScenarioError(source, o.field, str(e), o.origin) from None
+        backend = raw.get("backend")
+        if backend is not None and backend not in BACKENDS:
+            blamed = _blame("backend", ovs)
+            raise ScenarioError(
+                source,
+                "backend",
+                f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}",
+                blamed.origin if blamed else None,
+            )
+        core_doc = {k: v for k, v in raw.items() if k != "backend"}
         try:
-            core_json = _core.normalize(json.dumps(raw))
+            core_json = _core.normalize(json.dumps(core_doc))
         except _core.ScenarioError as e:
             blamed = _blame(e.path, ovs)
             # serde_json appends a position in the JSON we built, which means
@@ -265,7 +282,9 @@ class Scenario:
             raise ScenarioError(source, e.path, message, blamed.origin if blamed else None) from None
         normalized = json.loads(core_json)
         digest = hashlib.sha256(_canonical(normalized).encode()).hexdigest()
-        return cls(source=source, raw=raw, normalized=normalized, core_json=core_json, hash=digest)
+        return cls(
+            source=source, raw=raw, normalized=normalized, core_json=core_json, hash=digest, backend=backend
+        )
 
 
 def load(path: str | Path, overrides: Iterable[Override | str] = ()) -> Scenario:

@@ -1,0 +1,481 @@
+"""One scenario on real Linux TCP: namespaces, the user-space bottleneck,
+the traffic generator, and the result tables.
+
+The order of a run:
+
+1. Preflight: root, ``ip netns``, ethtool, the ``ccarena-bottleneck``
+   binary, and that every flow can be run by this kernel (otherwise
+   ``LinuxBackendError``, exit status 2 on the command line, nothing built).
+2. Build the namespaces (``netns.Topology``), start the bottleneck in the
+   router namespace and the receiver in the receivers' namespace, both told
+   the run's time zero (CLOCK_MONOTONIC, a little in the future); once both
+   are ready, start the sender.
+3. Wait for the duration, then stop everything and read what each process
+   wrote; build the same tables as the simulator (``tables.py``), with the
+   self-checks; write the run directory through the store.
+4. Always (success, error, SIGINT, SIGTERM): kill the processes, delete the
+   namespaces and the scratch directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..results import Results
+from ..scenario import Scenario
+from ..store import DEFAULT_ROOT, default_run_dir, write_run
+from . import netns
+from .netns import LinuxBackendError, Topology
+from .tables import build_tables, self_check
+
+__all__ = [
+    "BACKEND",
+    "FAKE_NONROOT_ENV",
+    "KERNEL_CC",
+    "LinuxBackendError",
+    "LinuxNotAvailable",
+    "LinuxUnsupported",
+    "execute",
+    "find_bottleneck",
+    "preflight",
+]
+
+BACKEND = "linux"
+PORT_BASE = 6000
+# Test-only: when set to 1, the backend behaves as if it were not root
+# (tests/test_linux.py uses it where it cannot drop privileges).
+FAKE_NONROOT_ENV = "CCARENA_TEST_FAKE_NONROOT"
+BOTTLENECK_ENV = "CCARENA_BOTTLENECK"
+BOTTLENECK_BIN = "ccarena-bottleneck"
+STARTUP_S = 1.5
+
+# ccarena's names for the kernel's modules.
+KERNEL_CC = {"reno": "reno", "cubic": "cubic", "bbr1": "bbr"}
+# SO_MAX_PACING_RATE values: ~0 means "no limit" and leaves pacing to fq;
+# any other value makes TCP pace internally (SK_PACING_NEEDED).
+PACING_UNLIMITED_BUT_ON = (1 << 64) - 2
+DEFAULT_MSS = 1448
+TCP_TIMESTAMP_OPT = 12
+
+
+class LinuxNotAvailable(LinuxBackendError):
+    """This machine or user cannot run the Linux backend (not root, no namespaces, ...)."""
+
+
+class LinuxUnsupported(LinuxBackendError):
+    """The scenario asks for something the Linux backend cannot do (an
+    algorithm the kernel lacks, per-flow algorithm parameters, ...)."""
+
+
+def _is_root() -> bool:
+    if os.environ.get(FAKE_NONROOT_ENV) == "1":
+        return False
+    return os.geteuid() == 0
+
+
+def find_bottleneck() -> Path:
+    """The ``ccarena-bottleneck`` binary: ``$CCARENA_BOTTLENECK``, then PATH,
+    then ``target/release`` of a ccarena source tree above the current
+    directory or this package."""
+    env = os.environ.get(BOTTLENECK_ENV)
+    if env:
+        p = Path(env)
+        if p.is_file() and os.access(p, os.X_OK):
+            return p.resolve()
+        raise LinuxNotAvailable(f"${BOTTLENECK_ENV}={env}: not an executable file")
+    found = shutil.which(BOTTLENECK_BIN)
+    if found:
+        return Path(found).resolve()
+    starts = [Path.cwd(), Path(__file__).resolve().parent]
+    for start in starts:
+        for d in [start, *start.parents]:
+            cand = d / "target" / "release" / BOTTLENECK_BIN
+            if (d / "crates" / "emu" / "Cargo.toml").is_file() and cand.is_file():
+                return cand
+    raise LinuxNotAvailable(
+        f"{BOTTLENECK_BIN} not found: build it with `cargo build --release -p ccarena-emu` "
+        f"(or set ${BOTTLENECK_ENV})"
+    )
+
+
+def preflight() -> Path:
+    """Check that the Linux backend can run here; returns the bottleneck binary."""
+    if sys.platform != "linux":
+        raise LinuxNotAvailable("the Linux backend needs Linux")
+    if not _is_root():
+        raise LinuxNotAvailable(
+            "the Linux backend must run as root (it creates network namespaces); "
+            "try: sudo ccarena run ... --backend linux"
+        )
+    for tool in ("ip", "ethtool", "sysctl"):
+        if shutil.which(tool) is None:
+            raise LinuxNotAvailable(f"{tool} not found: install iproute2, ethtool and procps")
+    probe = netns.new_prefix() + "-rtr"
+    cp = netns.run(["ip", "netns", "add", probe], check=False)
+    if cp.returncode != 0:
+        msg = (cp.stderr or cp.stdout).strip()
+        raise LinuxNotAvailable(f"network namespaces are not available here: {msg}")
+    netns.run(["ip", "netns", "del", probe], check=False)
+    return find_bottleneck()
+
+
+def _available_cc() -> set[str]:
+    try:
+        text = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text()
+    except OSError:
+        return set()
+    return set(text.split())
+
+
+def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
+    """The generator's flow specs and the notes on what the kernel does
+    differently from what the scenario asks; raises ``LinuxBackendError`` for
+    what cannot be run at all."""
+    n = scn.normalized
+    notes: list[str] = []
+    avail = _available_cc()
+    flows = []
+    fq_warned = none_warned = False
+    for f in n["flows"]:
+        at = f"flows[{f['group']}]"
+        cc = f["cc"]
+        kernel = KERNEL_CC.get(cc)
+        if kernel is None:
+            raise LinuxUnsupported(
+                f"{at}.cc: {cc!r} has no kernel module the Linux backend can use "
+                f"(available: {', '.join(sorted(KERNEL_CC))})"
+            )
+        if avail and kernel not in avail:
+            raise LinuxUnsupported(
+                f"{at}.cc: this kernel has no {kernel!r} (tcp_available_congestion_control: "
+                f"{' '.join(sorted(avail))}); try `modprobe tcp_{kernel}`"
+            )
+        raw_group = (scn.raw.get("flows") or [{}])[f["group"]]
+        if raw_group.get("cc_params"):
+            raise LinuxUnsupported(
+                f"{at}.cc_params: the Linux backend cannot set an algorithm's parameters per flow "
+                "(kernel module parameters are global); remove cc_params"
+            )
+        pacing = f.get("pacing") or {}
+        mode = pacing.get("mode", "fq")
+        max_rate = pacing.get("max_rate_bps")
+        so_max = None
+        if mode == "fq":
+            so_max = max_rate // 8 if max_rate else PACING_UNLIMITED_BUT_ON
+            if not fq_warned:
+                notes.append(
+                    "pacing = \"fq\": this kernel has no sch_fq; TCP's internal pacing stands in for it "
+                    "(SO_MAX_PACING_RATE turns it on for every algorithm, at sk_pacing_rate"
+                    + (", capped at max_rate" if max_rate else "")
+                    + ")"
+                )
+                fq_warned = True
+        elif mode == "internal":
+            if max_rate:
+                so_max = max_rate // 8
+        elif mode == "none" and kernel == "bbr" and not none_warned:
+            notes.append("pacing = \"none\": Linux BBR always paces itself; it is paced here")
+            none_warned = True
+        mss = int(f.get("mss", DEFAULT_MSS))
+        if mss > DEFAULT_MSS:
+            raise LinuxUnsupported(
+                f"{at}.mss: {mss} does not fit the veths' 1500-byte MTU (at most {DEFAULT_MSS})"
+            )
+        flows.append(
+            {
+                "id": f["id"],
+                "port": PORT_BASE + f["id"],
+                "cc": kernel,
+                "start_ns": f["start_ns"],
+                "size": f.get("size_bytes"),
+                "max_pacing_rate": so_max,
+                "user_mss": mss + TCP_TIMESTAMP_OPT if mss < DEFAULT_MSS else None,
+                "rcvbuf": f.get("rwnd_bytes"),
+            }
+        )
+    ecn = {bool(f.get("ecn")) for f in n["flows"]}
+    if ecn == {True, False}:
+        notes.append("ecn differs between flows; the Linux sender negotiates ECN for all of them")
+    init = {int(f.get("init_cwnd", 10)) for f in n["flows"]}
+    if len(init) > 1:
+        notes.append(f"init_cwnd differs between flows; all use {max(init)} (a route attribute)")
+    access = {f.get("access_rate_bps") for f in n["flows"]}
+    if access != {40_000_000_000}:
+        notes.append("access_rate is not emulated: the veths are the access links")
+    return flows, notes
+
+
+def _host_cpu() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs from /proc/stat."""
+    with open("/proc/stat", encoding="ascii") as f:
+        vals = [int(x) for x in f.readline().split()[1:]]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+    return sum(vals) - idle, sum(vals)
+
+
+def kernel_version() -> str:
+    return platform.release()
+
+
+class _Procs:
+    """The processes of one run, killed on exit whatever happens."""
+
+    def __init__(self) -> None:
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str, args: list[str], log: Path) -> subprocess.Popen:
+        with open(log, "wb") as lf:
+            p = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self.procs[name] = p
+        return p
+
+    def stop(self, name: str, timeout: float = 5.0) -> int | None:
+        p = self.procs.get(name)
+        if p is None:
+            return None
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        return p.returncode
+
+    def kill_all(self) -> None:
+        for name in list(self.procs):
+            self.stop(name, timeout=2.0)
+
+
+def _wait_for(path: Path, until_ns: int, procs: _Procs) -> bool:
+    while time.monotonic_ns() < until_ns:
+        if path.exists():
+            return True
+        for name, p in procs.procs.items():
+            if p.poll() is not None:
+                raise LinuxBackendError(f"{name} exited early (status {p.returncode})")
+        time.sleep(0.01)
+    return path.exists()
+
+
+def _tail(path: Path, n: int = 5) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])
+
+
+def _sigterm_as_interrupt() -> Callable[[], None]:
+    """While a run is on, SIGTERM interrupts it like Ctrl-C, so that the
+    clean-up in ``finally`` runs. Returns the function that restores the
+    previous handler."""
+    if not _main_thread():
+        return lambda: None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    return lambda: signal.signal(signal.SIGTERM, old)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def run_in_namespaces(
+    scn: Scenario,
+    workdir: Path,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Build, run and tear down one run; returns what the processes wrote.
+    Everything it creates is gone when it returns or raises."""
+    say = progress or (lambda m: None)
+    binary = preflight()
+    flows, notes = plan(scn)
+    n = scn.normalized
+    duration_ns = int(n["duration_ns"])
+    (workdir / "scenario.json").write_text(scn.core_json, encoding="utf-8")
+    topo = Topology()
+    procs = _Procs()
+    restore = _sigterm_as_interrupt()
+    try:
+        say(f"building namespaces {topo.prefix}-snd|rtr|rcv")
+        sender_sysctls = {
+            "net.ipv4.tcp_no_metrics_save": "1",
+            "net.ipv4.tcp_wmem": "4096 16384 67108864",
+            "net.ipv4.tcp_ecn": "1" if any(f.get("ecn") for f in n["flows"]) else "0",
+        }
+        receiver_sysctls = {
+            "net.ipv4.tcp_no_metrics_save": "1",
+            "net.ipv4.tcp_rmem": "4096 131072 67108864",
+        }
+        topo.build(sender_sysctls=sender_sysctls, receiver_sysctls=receiver_sysctls)
+        init = max(int(f.get("init_cwnd", 10)) for f in n["flows"])
+        if init != 10:
+            topo.set_initcwnd(init)
+        t0 = time.monotonic_ns() + int(STARTUP_S * 1e9)
+        gen_cfg = {
+            "t0_ns": t0,
+            "duration_ns": duration_ns,
+            "interval_ns": int(n["sample_interval_ns"]),
+            "dst": netns.RECEIVER_ADDR,
+            "flows": flows,
+        }
+        (workdir / "gen.json").write_text(json.dumps(gen_cfg), encoding="utf-8")
+        bn_dir = workdir / "bottleneck"
+        bn_dir.mkdir()
+        procs.start(
+            "bottleneck",
+            topo.exec_args(
+                topo.rtr, str(binary),
+                "--scenario", str(workdir / "scenario.json"),
+                "--if-senders", netns.ROUTER_IF_SND,
+                "--if-receivers", netns.ROUTER_IF_RCV,
+                "--port-base", str(PORT_BASE),
+                "--t0-ns", str(t0),
+                "--stop-after-s", str(duration_ns / 1e9 + 20),
+                "--out", str(bn_dir),
+            ),  # fmt: skip
+            workdir / "bottleneck.log",
+        )
+        gen = str(Path(__file__).resolve().parent / "gen.py")
+        py = sys.executable
+        procs.start(
+            "receiver",
+            topo.exec_args(topo.rcv, py, "-u", gen, "receiver", str(workdir / "gen.json"), str(workdir)),
+            workdir / "receiver.log",
+        )
+        ready_by = t0 - int(0.2e9)
+        if not _wait_for(bn_dir / "ready", ready_by, procs) or not _wait_for(
+            workdir / "receiver.ready", ready_by, procs
+        ):
+            raise LinuxBackendError(
+                "the bottleneck or the receiver was not ready in time: "
+                + _tail(workdir / "bottleneck.log")
+                + " "
+                + _tail(workdir / "receiver.log")
+            )
+        procs.start(
+            "sender",
+            topo.exec_args(topo.snd, py, "-u", gen, "sender", str(workdir / "gen.json"), str(workdir)),
+            workdir / "sender.log",
+        )
+        cpu0 = _host_cpu()
+        say(f"running for {duration_ns / 1e9:g} s")
+        end = t0 + duration_ns
+        while time.monotonic_ns() < end + int(0.8e9):
+            for name, p in procs.procs.items():
+                if p.poll() is not None and p.returncode != 0:
+                    raise LinuxBackendError(
+                        f"{name} failed (status {p.returncode}): {_tail(workdir / f'{name}.log')}"
+                    )
+            time.sleep(0.05)
+        cpu1 = _host_cpu()
+        for name in ("sender", "receiver"):
+            p = procs.procs[name]
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                procs.stop(name)
+        procs.stop("bottleneck", timeout=10)
+        out: dict[str, Any] = {"notes": notes, "prefix": topo.prefix, "t0_ns": t0}
+        for name, f in (("sender", "sender.json"), ("receiver", "receiver.json"),
+                        ("bottleneck", "bottleneck/stats.json")):  # fmt: skip
+            path = workdir / f
+            if not path.is_file():
+                raise LinuxBackendError(f"the {name} wrote no results: {_tail(workdir / f'{name}.log')}")
+            out[name] = json.loads(path.read_text(encoding="utf-8"))
+        out["queue_csv"] = (bn_dir / "queue.csv").read_text(encoding="utf-8")
+        out["flow_queue_csv"] = (bn_dir / "flow_queue.csv").read_text(encoding="utf-8")
+        busy = cpu1[0] - cpu0[0]
+        total = cpu1[1] - cpu0[1]
+        out["host_cpu_busy"] = busy / total if total > 0 else float("nan")
+        out["ncpu"] = os.cpu_count() or 1
+        return out
+    finally:
+        say("removing namespaces")
+        procs.kill_all()
+        topo.destroy()
+        restore()
+
+
+def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
+    from .. import __version__
+
+    return {
+        "backend": BACKEND,
+        "ccarena_version": __version__,
+        "hash": scn.hash,
+        "scenario": scn.normalized,
+        "kernel": kernel_version(),
+        "linux": {
+            "kernel": kernel_version(),
+            "notes": raw["notes"],
+            "trustworthy": check["trustworthy"],
+            "warnings": check["warnings"],
+            "self_check": check["values"],
+            "thresholds": check["thresholds"],
+        },
+        "run_stats": {
+            "bottleneck_packets": int(raw["bottleneck"]["bottleneck"]["departures"]),
+            "frames_forwarded": int(raw["bottleneck"]["frames_sent"]),
+        },
+    }
+
+
+def execute(
+    scn: Scenario,
+    out: str | Path | None = None,
+    *,
+    root: str | Path = DEFAULT_ROOT,
+    figure: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Results:
+    """Run ``scn`` on the Linux backend and write its run directory: ``out``
+    exactly, or ``<root>/<scenario name>/<hash>-linux``."""
+    from ..plots.timeseries import FIGURE_NAME, plot_run
+
+    workdir = Path(tempfile.mkdtemp(prefix="ccarena-linux-"))
+    try:
+        raw = run_in_namespaces(scn, workdir, progress=progress)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    tables = build_tables(scn.normalized, raw)
+    check = self_check(scn.normalized, raw)
+    summary = tables["summary"]
+    import pyarrow as pa
+
+    tables["summary"] = summary.append_column("trustworthy", pa.array([check["trustworthy"]])).append_column(
+        "warnings", pa.array(["; ".join(check["warnings"])])
+    )
+    for k, v in check["values"].items():
+        x = float("nan") if v is None else float(v)
+        tables["summary"] = tables["summary"].append_column(k, pa.array([x], pa.float64()))
+    meta = run_meta(scn, raw, check)
+    results = Results.from_arrow(tables, meta)
+    target = Path(out) if out is not None else default_run_dir(scn.name, scn.short_hash + "-linux", root)
+
+    def draw(tmp: Path) -> None:
+        plot_run(results, tmp / FIGURE_NAME)
+
+    write_run(target, meta, tables, draw if figure else None)
+    results.path = target
+    return results

@@ -1,0 +1,319 @@
+"""The traffic generator of the Linux backend: ``gen.py sender CONFIG`` in
+the senders' namespace and ``gen.py receiver CONFIG`` in the receivers'.
+
+Standard library only (it is started as a script, without importing the
+``ccarena`` package and its dependencies). Flow ``i`` is one TCP connection
+to receiver port ``port_base + i``, which is how the bottleneck tells flows
+apart.
+
+Sender: one thread per flow sleeps until the flow's start, opens a socket
+with the flow's congestion control (``TCP_CONGESTION``; as root this needs
+no entry in ``net.ipv4.tcp_allowed_congestion_control``), pacing
+(``SO_MAX_PACING_RATE``, see ``backend.py``) and MSS, connects, and sends
+either ``size`` bytes (then waits for the receiver's close: the flow
+completion time runs from the SYN to that moment) or bulk data until the
+end of the run. A sampler thread reads ``TCP_INFO`` (and BBR's
+``TCP_CC_INFO``) of every open socket at every sampling instant.
+
+Receiver: one listening socket per flow (its ``SO_RCVBUF`` is the flow's
+``rwnd``), one thread per connection reading and counting bytes; a sampler
+records each flow's byte count at every sampling instant, which gives the
+goodput per interval as the simulator defines it (payload received in order).
+
+Both write ``<role>.json`` in the output directory when they stop: at the end
+of the run, or on SIGTERM/SIGINT. Times are seconds since the run's time
+zero (``t0_ns``, CLOCK_MONOTONIC).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__:
+    from .tcpinfo import read_bbr, read_tcp_info
+else:  # started as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tcpinfo import read_bbr, read_tcp_info  # type: ignore[no-redef]
+
+SO_MAX_PACING_RATE = 47
+CHUNK = 1 << 20
+STOP = threading.Event()
+
+
+def _on_signal(signum, frame) -> None:
+    STOP.set()
+
+
+def _die_with_parent() -> None:
+    """PR_SET_PDEATHSIG: SIGTERM when the process that started us dies."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+class Clock:
+    def __init__(self, t0_ns: int):
+        self.t0_ns = t0_ns
+
+    def now(self) -> float:
+        """Seconds since time zero."""
+        return (time.monotonic_ns() - self.t0_ns) / 1e9
+
+    def sleep_until(self, t: float) -> bool:
+        """Sleep until run time ``t``; False if told to stop first."""
+        while True:
+            left = t - self.now()
+            if left <= 0:
+                return True
+            if STOP.wait(min(left, 0.05)):
+                return False
+
+
+def _usage() -> dict[str, float]:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return {"cpu_user_s": ru.ru_utime, "cpu_sys_s": ru.ru_stime}
+
+
+def _write_json(path: Path, doc: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _sample_times(cfg: dict[str, Any]) -> list[float]:
+    """Sampling instants: every interval up to the duration, plus the end."""
+    step, end = cfg["interval_ns"], cfg["duration_ns"]
+    times = [k * step / 1e9 for k in range(1, end // step + 1)]
+    if not times or times[-1] < end / 1e9:
+        times.append(end / 1e9)
+    return times
+
+
+# --------------------------------------------------------------------------- sender
+
+
+class SenderFlow:
+    def __init__(self, spec: dict[str, Any]):
+        self.spec = spec
+        self.sock: socket.socket | None = None
+        self.lock = threading.Lock()
+        self.result: dict[str, Any] = {"flow": spec["id"]}
+        self.final_info: dict[str, Any] | None = None
+
+    def open_socket(self) -> socket.socket:
+        f = self.spec
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
+        if f.get("max_pacing_rate") is not None:
+            s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("Q", int(f["max_pacing_rate"])))
+        if f.get("user_mss"):
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, int(f["user_mss"]))
+        return s
+
+    def run(self, cfg: dict[str, Any], clock: Clock) -> None:
+        f = self.spec
+        end = cfg["duration_ns"] / 1e9
+        try:
+            if not clock.sleep_until(f["start_ns"] / 1e9):
+                return
+            s = self.open_socket()
+            self.result["cc_set"] = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+            self.result["syn_s"] = clock.now()
+            s.settimeout(max(end - clock.now(), 0.1))
+            s.connect((cfg["dst"], f["port"]))
+            self.result["established_s"] = clock.now()
+            with self.lock:
+                self.sock = s
+            s.settimeout(0.05)
+            buf = memoryview(bytearray(CHUNK))
+            size = f.get("size")
+            sent = 0
+            while not STOP.is_set() and clock.now() < end and (size is None or sent < size):
+                n = CHUNK if size is None else min(CHUNK, size - sent)
+                try:
+                    sent += s.send(buf[:n])
+                except TimeoutError:
+                    continue
+            self.result["bytes_written"] = sent
+            if size is not None and sent >= size:
+                s.shutdown(socket.SHUT_WR)
+                # The receiver closes once it has read everything; its FIN
+                # arrives right after the ACK of our last byte.
+                while not STOP.is_set() and clock.now() < end:
+                    try:
+                        if s.recv(4096) == b"":
+                            self.result["done_s"] = clock.now()
+                            break
+                    except TimeoutError:
+                        continue
+            self.snapshot_final(s)
+        except OSError as e:
+            self.result["error"] = f"{type(e).__name__}: {e}"
+        finally:
+            with self.lock:
+                s, self.sock = self.sock, None
+            if s is not None:
+                if self.final_info is None:
+                    self.snapshot_final(s)
+                # An abortive close: the run is over, nothing should linger.
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()
+
+    def snapshot_final(self, s: socket.socket) -> None:
+        try:
+            self.final_info = read_tcp_info(s)
+        except OSError:
+            return
+        self.result["final"] = self.final_info
+
+    def sample(self) -> tuple[dict[str, Any], dict[str, float] | None] | None:
+        with self.lock:
+            s = self.sock
+            if s is None:
+                return None
+            try:
+                info = read_tcp_info(s)
+                bbr = read_bbr(s) if self.spec["cc"] == "bbr" else None
+            except OSError:
+                return None
+        return info, bbr
+
+
+def run_sender(cfg: dict[str, Any], out: Path) -> None:
+    clock = Clock(cfg["t0_ns"])
+    flows = [SenderFlow(f) for f in cfg["flows"]]
+    threads = [threading.Thread(target=fl.run, args=(cfg, clock), daemon=True) for fl in flows]
+    for t in threads:
+        t.start()
+    samples: list[dict[str, Any]] = []
+    for t_s in _sample_times(cfg):
+        if not clock.sleep_until(t_s):
+            break
+        for fl in flows:
+            got = fl.sample()
+            if got is None:
+                continue
+            info, bbr = got
+            row = {"time_s": t_s, "flow": fl.spec["id"], "at_s": clock.now(), **info}
+            if bbr is not None:
+                row.update({f"bbr_{k}": v for k, v in bbr.items()})
+            samples.append(row)
+    STOP.set()
+    for t in threads:
+        t.join(timeout=2.0)
+    _write_json(
+        out / "sender.json",
+        {"flows": [fl.result for fl in flows], "samples": samples, **_usage(), "wall_s": clock.now()},
+    )
+
+
+# --------------------------------------------------------------------------- receiver
+
+
+class ReceiverFlow:
+    def __init__(self, spec: dict[str, Any], addr: str):
+        self.spec = spec
+        self.bytes = 0
+        self.result: dict[str, Any] = {"flow": spec["id"]}
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if spec.get("rcvbuf"):
+            # SO_RCVBUFFORCE (root) goes past net.core.rmem_max; the kernel
+            # doubles the value for its bookkeeping, as for SO_RCVBUF.
+            ls.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), int(spec["rcvbuf"]))
+        ls.bind((addr, spec["port"]))
+        ls.listen(4)
+        ls.settimeout(0.05)
+        self.listener = ls
+
+    def run(self, cfg: dict[str, Any], clock: Clock) -> None:
+        buf = bytearray(CHUNK)
+        conn = None
+        try:
+            while not STOP.is_set():
+                try:
+                    conn, _ = self.listener.accept()
+                    break
+                except TimeoutError:
+                    continue
+            if conn is None:
+                return
+            self.result["accepted_s"] = clock.now()
+            conn.settimeout(0.05)
+            while not STOP.is_set():
+                try:
+                    n = conn.recv_into(buf)
+                except TimeoutError:
+                    continue
+                except ConnectionResetError:
+                    self.result["reset_s"] = clock.now()
+                    break
+                if n == 0:
+                    self.result["eof_s"] = clock.now()
+                    break
+                if self.bytes == 0:
+                    self.result["first_byte_s"] = clock.now()
+                self.bytes += n
+            self.result["bytes"] = self.bytes
+        except OSError as e:
+            self.result["error"] = f"{type(e).__name__}: {e}"
+        finally:
+            if conn is not None:
+                conn.close()
+            self.listener.close()
+
+
+def run_receiver(cfg: dict[str, Any], out: Path) -> None:
+    clock = Clock(cfg["t0_ns"])
+    flows = [ReceiverFlow(f, cfg["dst"]) for f in cfg["flows"]]
+    threads = [threading.Thread(target=fl.run, args=(cfg, clock), daemon=True) for fl in flows]
+    for t in threads:
+        t.start()
+    (out / "receiver.ready").write_text("ready\n")
+    counts: list[dict[str, Any]] = []
+    for t_s in _sample_times(cfg):
+        if not clock.sleep_until(t_s):
+            break
+        counts.extend({"time_s": t_s, "flow": fl.spec["id"], "bytes": fl.bytes} for fl in flows)
+    # Let sized flows that finished by the end close cleanly; bulk senders reset.
+    clock.sleep_until(cfg["duration_ns"] / 1e9 + 0.5)
+    STOP.set()
+    for t in threads:
+        t.join(timeout=2.0)
+    _write_json(
+        out / "receiver.json",
+        {"flows": [fl.result for fl in flows], "counts": counts, **_usage(), "wall_s": clock.now()},
+    )
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3 or argv[0] not in ("sender", "receiver"):
+        print("usage: gen.py sender|receiver CONFIG.json OUTDIR", file=sys.stderr)
+        return 2
+    _die_with_parent()
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    cfg = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    out = Path(argv[2])
+    if argv[0] == "sender":
+        run_sender(cfg, out)
+    else:
+        run_receiver(cfg, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,237 @@
+"""Network namespaces of one Linux-backend run, and their removal.
+
+A run builds three namespaces named ``<prefix>-snd``, ``<prefix>-rtr`` and
+``<prefix>-rcv`` (``prefix`` = ``cca`` + 6 hex digits, unique per run)::
+
+    [snd] eth0 ==veth== snd0 [rtr] rcv0 ==veth== eth0 [rcv]
+    10.201.0.1/24        ccarena-bottleneck         10.201.0.2/24
+
+Every sender socket lives in ``snd`` and every receiver socket in ``rcv``:
+flows are told apart by the receiver's port, and each flow's delays are
+applied per flow in the bottleneck, so one host per side suffices and no
+bridge is needed. The router has no addresses: the bottleneck moves
+Ethernet frames between its two veths, so the two hosts share one subnet
+(with static neighbour entries, so there is no ARP during the run). The
+veths are created inside the router namespace (never in the host's), their
+offloads are turned off, IPv6 is disabled, and every sysctl written is a
+per-namespace one. Deleting the namespaces deletes the veths.
+
+Every command is an argument list (no shell); names are made here, never
+taken from user input.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = [
+    "NAME_RE",
+    "LinuxBackendError",
+    "Topology",
+    "cleanup",
+    "list_namespaces",
+    "new_prefix",
+    "ns_pids",
+]
+
+PREFIX_HEAD = "cca"
+NAME_RE = re.compile(r"^cca[0-9a-f]{6}-(snd|rtr|rcv)$")
+SUBNET = "10.201.0"
+SENDER_ADDR = f"{SUBNET}.1"
+RECEIVER_ADDR = f"{SUBNET}.2"
+SENDER_MAC = "02:cc:a0:00:00:01"
+RECEIVER_MAC = "02:cc:a0:00:00:02"
+ROUTER_IF_SND = "snd0"
+ROUTER_IF_RCV = "rcv0"
+HOST_IF = "eth0"
+OFFLOADS = ("tso", "gso", "gro", "lro", "tx", "rx", "sg", "rx-gro-list", "rx-udp-gro-forwarding")
+
+
+class LinuxBackendError(RuntimeError):
+    """The Linux backend cannot run here or failed; ``str(e)`` says why."""
+
+
+def run(args: Sequence[str], *, check: bool = True, timeout: float = 20.0) -> subprocess.CompletedProcess:
+    """Run one command (an argument list), capturing its output."""
+    try:
+        cp = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise LinuxBackendError(f"{args[0]}: command not found") from None
+    except subprocess.TimeoutExpired:
+        raise LinuxBackendError(f"{' '.join(args)}: timed out after {timeout:g} s") from None
+    if check and cp.returncode != 0:
+        msg = (cp.stderr or cp.stdout).strip().splitlines()
+        raise LinuxBackendError(f"{' '.join(args)}: {msg[-1] if msg else f'exit {cp.returncode}'}")
+    return cp
+
+
+def new_prefix() -> str:
+    return PREFIX_HEAD + secrets.token_hex(3)
+
+
+def list_namespaces() -> list[str]:
+    """Every namespace name (``ip netns list``)."""
+    cp = run(["ip", "netns", "list"], check=False)
+    return [line.split()[0] for line in cp.stdout.splitlines() if line.strip()]
+
+
+def ns_pids(ns: str) -> list[int]:
+    cp = run(["ip", "netns", "pids", ns], check=False)
+    return [int(x) for x in cp.stdout.split() if x.isdigit()]
+
+
+def _kill_pids(pids: Sequence[int], grace: float = 2.0) -> None:
+    """SIGTERM the processes, then SIGKILL what is left after ``grace`` s."""
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+            alive.append(pid)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if _alive(p)]
+        time.sleep(0.02)
+    for pid in alive:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        # A zombie child of ours counts as gone; reap it if it is ours.
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                return False
+        except ChildProcessError:
+            pass
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def delete_namespace(ns: str) -> None:
+    """Kill every process in ``ns``, then delete it (its veths go with it)."""
+    _kill_pids(ns_pids(ns))
+    run(["ip", "netns", "del", ns], check=False)
+
+
+def cleanup(prefix: str | None = None) -> list[str]:
+    """Remove the namespaces (and their processes) that ccarena runs left:
+    those of ``prefix``, or every ``cca??????-snd|rtr|rcv`` when None.
+    Returns the names removed."""
+    removed = []
+    for ns in list_namespaces():
+        if not NAME_RE.match(ns):
+            continue
+        if prefix is not None and not ns.startswith(prefix + "-"):
+            continue
+        delete_namespace(ns)
+        removed.append(ns)
+    return removed
+
+
+@dataclass
+class Topology:
+    """The three namespaces of one run; ``with Topology() as t:`` removes them on exit."""
+
+    prefix: str = field(default_factory=new_prefix)
+    created: list[str] = field(default_factory=list)
+
+    @property
+    def snd(self) -> str:
+        return f"{self.prefix}-snd"
+
+    @property
+    def rtr(self) -> str:
+        return f"{self.prefix}-rtr"
+
+    @property
+    def rcv(self) -> str:
+        return f"{self.prefix}-rcv"
+
+    def exec_args(self, ns: str, *args: str) -> list[str]:
+        """The argument list that runs ``args`` inside namespace ``ns``."""
+        return ["ip", "netns", "exec", ns, *args]
+
+    def sysctl(self, ns: str, key: str, value: str) -> None:
+        run(self.exec_args(ns, "sysctl", "-q", "-w", f"{key}={value}"))
+
+    def build(self, *, sender_sysctls: dict[str, str], receiver_sysctls: dict[str, str]) -> None:
+        for ns in (self.snd, self.rtr, self.rcv):
+            run(["ip", "netns", "add", ns])
+            self.created.append(ns)
+            run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            self.sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")
+            self.sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1")
+        # Both veth pairs are made inside the router namespace, their far
+        # ends moved straight into the host namespaces.
+        run(["ip", "-n", self.rtr, "link", "add", ROUTER_IF_SND, "type", "veth",
+             "peer", "name", HOST_IF, "netns", self.snd])  # fmt: skip
+        run(["ip", "-n", self.rtr, "link", "add", ROUTER_IF_RCV, "type", "veth",
+             "peer", "name", HOST_IF, "netns", self.rcv])  # fmt: skip
+        for ns, addr, mac in ((self.snd, SENDER_ADDR, SENDER_MAC), (self.rcv, RECEIVER_ADDR, RECEIVER_MAC)):
+            run(["ip", "-n", ns, "link", "set", HOST_IF, "address", mac])
+            run(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", HOST_IF])
+        ethtool = shutil.which("ethtool")
+        if ethtool is None:
+            raise LinuxBackendError("ethtool not found: install it (apt-get install ethtool)")
+        for ns, ifname in ((self.snd, HOST_IF), (self.rcv, HOST_IF), (self.rtr, ROUTER_IF_SND),
+                           (self.rtr, ROUTER_IF_RCV)):  # fmt: skip
+            for feature in OFFLOADS:
+                # Not every veth has every feature; the ones that matter are checked below.
+                run(self.exec_args(ns, ethtool, "-K", ifname, feature, "off"), check=False)
+            shown = run(self.exec_args(ns, ethtool, "-k", ifname)).stdout
+            for feature in ("tcp-segmentation-offload", "generic-segmentation-offload",
+                            "generic-receive-offload", "tx-checksumming", "rx-checksumming"):  # fmt: skip
+                m = re.search(rf"^{feature}: (\w+)", shown, re.M)
+                if m and m.group(1) != "off":
+                    raise LinuxBackendError(f"{ns}/{ifname}: cannot turn {feature} off")
+        for ns, ifname in ((self.snd, HOST_IF), (self.rcv, HOST_IF), (self.rtr, ROUTER_IF_SND),
+                           (self.rtr, ROUTER_IF_RCV)):  # fmt: skip
+            run(["ip", "-n", ns, "link", "set", ifname, "up"])
+        # The router only forwards frames; its own stack stays out of the way.
+        self.sysctl(self.rtr, "net.ipv4.ip_forward", "0")
+        run(["ip", "-n", self.snd, "neigh", "replace", RECEIVER_ADDR, "lladdr", RECEIVER_MAC,
+             "dev", HOST_IF, "nud", "permanent"])  # fmt: skip
+        run(["ip", "-n", self.rcv, "neigh", "replace", SENDER_ADDR, "lladdr", SENDER_MAC,
+             "dev", HOST_IF, "nud", "permanent"])  # fmt: skip
+        for k, v in sender_sysctls.items():
+            self.sysctl(self.snd, k, v)
+        for k, v in receiver_sysctls.items():
+            self.sysctl(self.rcv, k, v)
+
+    def set_initcwnd(self, n: int) -> None:
+        """The initial window of every connection from the sender (a route attribute)."""
+        run(["ip", "-n", self.snd, "route", "replace", f"{SUBNET}.0/24", "dev", HOST_IF,
+             "initcwnd", str(n)])  # fmt: skip
+
+    def destroy(self) -> None:
+        for ns in reversed(self.created):
+            delete_namespace(ns)
+        self.created.clear()
+        # Namespaces of this prefix created by a build that failed half way.
+        cleanup(self.prefix)
+
+    def __enter__(self) -> Topology:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.destroy()

@@ -1,0 +1,351 @@
+"""The simulator's tables (summary, flows, samples, queue, transitions) from
+what the Linux run's processes wrote, with the same column names where the
+quantity exists (NaN or null where it does not), and the self-checks.
+
+Where a quantity is measured differently from the simulator:
+
+- goodput: bytes the receiving application read, per interval and over the
+  flow's active time (the simulator counts in-order payload at the
+  receiver; the same thing).
+- ``srtt_mean_ms``: the mean of the sampled ``tcpi_rtt`` (the simulator
+  averages srtt over every ACK); ``mean_rtt_ms`` in the summary likewise.
+- ``segs_sent``/``segs_retrans``: ``tcpi_data_segs_out`` and
+  ``tcpi_total_retrans`` at the end of the flow.
+- ``fct_s``: from the SYN to the receiver's close (which follows the ACK of
+  the last byte by about a one-way delay less than the simulator's end).
+- ``transitions``: changes of the state label between samples (BBR mode
+  from its gains; Open/Recovery/Loss/CWR from ``tcpi_ca_state``; slow start
+  from cwnd < ssthresh), so only at the sampling resolution.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from .tcpinfo import bbr_mode, ca_state_name
+
+__all__ = ["THRESHOLDS", "build_tables", "self_check"]
+
+NAN = float("nan")
+INFINITE_SSTHRESH = 0x7FFFFFFF
+
+# Self-check thresholds (docs/validation.md explains them). A run over any
+# of them is marked trustworthy = false and the summary says why.
+THRESHOLDS = {
+    # Release lateness of the bottleneck against its schedule, microseconds.
+    "lateness_p99_us": 250.0,
+    "lateness_max_us": 20_000.0,
+    # Frames lost outside the qdisc: socket buffers, veth queues, oversize
+    # frames (offloads on). Any such loss makes the run untrustworthy.
+    "frames_lost_outside_qdisc": 0,
+    # CPU load of one process (1.0 = one core busy all the run).
+    "process_cpu_load": 0.9,
+    # Share of the whole machine busy during the run.
+    "host_cpu_busy": 0.95,
+}
+
+
+def _f(v: Any) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return NAN
+    return x
+
+
+def _ms_from_us(v: Any) -> float:
+    x = _f(v)
+    return x / 1e3 if not math.isnan(x) else NAN
+
+
+def _mbps_from_Bps(v: Any) -> float:
+    x = _f(v)
+    if math.isnan(x) or x >= 2**63:
+        return NAN
+    return x * 8 / 1e6
+
+
+def _phase(cc: str, row: dict[str, Any]) -> str:
+    """The state label the simulator would write (at sampling resolution)."""
+    if cc == "bbr1":
+        pg, cg = row.get("bbr_pacing_gain"), row.get("bbr_cwnd_gain")
+        if pg is None or cg is None:
+            return ""
+        return bbr_mode(pg, cg)[0]
+    st = ca_state_name(row.get("ca_state"))
+    if st in ("Recovery", "Loss", "CWR"):
+        return {"Recovery": "RECOVERY", "Loss": "LOSS", "CWR": "CWR"}[st]
+    cwnd, ssth = row.get("snd_cwnd"), row.get("snd_ssthresh")
+    if cwnd is None or ssth is None:
+        return ""
+    return "SLOW_START" if cwnd < ssth else "CONG_AVOID"
+
+
+def _wire_utilization(queue: pd.DataFrame, interval: float, duration: float) -> float:
+    """Bytes the bottleneck sent during the run over its capacity, from the
+    per-interval utilization (the last interval may be shorter)."""
+    if not len(queue):
+        return NAN
+    t = queue["time_s"].to_numpy()
+    widths = [min(interval, t[0])] + [b - a for a, b in zip(t[:-1], t[1:], strict=True)]
+    return float(sum(u * w for u, w in zip(queue["wire_utilization"], widths, strict=True)) / duration)
+
+
+def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]:
+    flows_spec = sc["flows"]
+    nflows = len(flows_spec)
+    duration = sc["duration_ns"] / 1e9
+    interval = sc["sample_interval_ns"] / 1e9
+    rate_bps = sc["bottleneck"]["rate_bps"]
+    snd = {f["flow"]: f for f in raw["sender"]["flows"]}
+    rcv = {f["flow"]: f for f in raw["receiver"]["flows"]}
+    bn = raw["bottleneck"]
+    bn_flows = {f["flow"]: f for f in bn["flows"]}
+
+    # ---- samples: receiver byte counts x sender tcp_info x bottleneck backlog
+    counts = pd.DataFrame(raw["receiver"]["counts"], columns=["time_s", "flow", "bytes"])
+    info = pd.DataFrame(raw["sender"]["samples"])
+    fq = pd.read_csv(io.StringIO(raw["flow_queue_csv"]))
+    rows = []
+    by_time_flow_info = {(round(r["time_s"], 9), r["flow"]): r for r in info.to_dict("records")} if len(info) else {}
+    by_time_flow_q = {(round(r["time_s"], 9), int(r["flow"])): r for r in fq.to_dict("records")}
+    last_bytes = [0] * nflows
+    last_time = [0.0] * nflows
+    srtts: list[list[float]] = [[] for _ in range(nflows)]
+    transitions = []
+    last_phase = [""] * nflows
+    for r in counts.sort_values(["time_s", "flow"]).to_dict("records"):
+        t, i, b = float(r["time_s"]), int(r["flow"]), int(r["bytes"])
+        spec = flows_spec[i]
+        ti = by_time_flow_info.get((round(t, 9), i), {})
+        q = by_time_flow_q.get((round(t, 9), i), {})
+        dt = t - last_time[i]
+        goodput = (b - last_bytes[i]) * 8 / dt / 1e6 if dt > 0 else NAN
+        last_bytes[i], last_time[i] = b, t
+        rtt = _ms_from_us(ti.get("rtt_us"))
+        if ti and not math.isnan(rtt) and rtt > 0:
+            srtts[i].append(rtt)
+        unacked = ti.get("unacked")
+        inflight = (
+            unacked - ti.get("sacked", 0) - ti.get("lost", 0) + ti.get("retrans", 0)
+            if unacked is not None
+            else NAN
+        )
+        ssth = ti.get("snd_ssthresh")
+        row = {
+            "time_s": t,
+            "flow": i,
+            "group": int(spec["group"]),
+            "goodput_mbps": goodput,
+            "delivered_bytes": b,
+            "cwnd_pkts": _f(ti.get("snd_cwnd")),
+            "inflight_pkts": _f(inflight),
+            "srtt_ms": rtt,
+            "min_rtt_ms": _ms_from_us(ti.get("min_rtt_us")),
+            "pacing_rate_mbps": _mbps_from_Bps(ti.get("pacing_rate")),
+            "delivery_rate_mbps": _mbps_from_Bps(ti.get("delivery_rate")),
+            "retrans_segs": ti.get("total_retrans"),
+            "queue_backlog_bytes": q.get("queue_backlog_bytes"),
+            "ssthresh_pkts": NAN if ssth is None or ssth >= INFINITE_SSTHRESH else float(ssth),
+            "ca_state": ca_state_name(ti.get("ca_state")) if ti else "",
+            "bytes_acked": ti.get("bytes_acked"),
+        }
+        if spec["cc"] == "bbr1":
+            pg, cg = ti.get("bbr_pacing_gain"), ti.get("bbr_cwnd_gain")
+            mode, phase = bbr_mode(pg, cg) if pg is not None and cg is not None else ("", "")
+            row.update(
+                {
+                    "bbr_mode": mode,
+                    "bbr_gain_phase": phase,
+                    "bbr_pacing_gain": _f(pg),
+                    "bbr_cwnd_gain": _f(cg),
+                    "bbr_max_bw_mbps": _mbps_from_Bps(ti.get("bbr_bw_bytes_per_s")),
+                    "bbr_min_rtt_ms": _ms_from_us(ti.get("bbr_min_rtt_us")),
+                }
+            )
+        if ti:
+            ph = _phase(spec["cc"], ti)
+            if ph and ph != last_phase[i]:
+                transitions.append({"time_s": t, "flow": i, "from": last_phase[i], "to": ph})
+                last_phase[i] = ph
+        rows.append(row)
+    samples = pd.DataFrame(rows)
+    for col in ("bbr_mode", "bbr_gain_phase"):
+        if col in samples:
+            samples[col] = samples[col].fillna("")
+    for col in ("retrans_segs", "queue_backlog_bytes", "bytes_acked", "delivered_bytes"):
+        if col in samples:
+            samples[col] = samples[col].astype("Int64")
+
+    # ---- flows
+    frows = []
+    total_bytes = total_sent = total_retx = 0
+    goodputs = []
+    all_srtt: list[float] = []
+    for i, spec in enumerate(flows_spec):
+        s, r, b = snd.get(i, {}), rcv.get(i, {}), bn_flows.get(i, {})
+        fin = s.get("final") or {}
+        start = spec["start_ns"] / 1e9
+        size = spec.get("size_bytes")
+        done = s.get("done_s")
+        # Bytes by the end of the run: the receiver's count at the last sample.
+        c = counts[counts.flow == i]
+        bytes_end = int(c["bytes"].iloc[-1]) if len(c) else int(r.get("bytes", 0))
+        end = done if done is not None and done <= duration else duration
+        active = end - start
+        goodput = bytes_end * 8 / active / 1e6 if active > 0 else NAN
+        sent = fin.get("data_segs_out")
+        retx = fin.get("total_retrans")
+        fct = done - s["syn_s"] if done is not None and "syn_s" in s else NAN
+        frows.append(
+            {
+                "flow": i,
+                "group": int(spec["group"]),
+                "label": spec["label"],
+                "cc": spec["cc"],
+                "rtt_ms": spec["rtt_ns"] / 1e6,
+                "start_s": start,
+                "end_s": end,
+                "size_bytes": int(size) if size is not None else -1,
+                "bytes": bytes_end,
+                "bytes_acked": fin.get("bytes_acked"),
+                "goodput_mbps": goodput,
+                "segs_sent": sent,
+                "segs_retrans": retx,
+                "retrans_rate": retx / sent if sent else (0.0 if sent == 0 else NAN),
+                "srtt_mean_ms": sum(srtts[i]) / len(srtts[i]) if srtts[i] else NAN,
+                "min_rtt_ms": _ms_from_us(fin.get("min_rtt_us")),
+                "fct_s": fct,
+                "drops": b.get("drops"),
+                "marks": b.get("marks"),
+                "rto_count": fin.get("total_rto"),
+                "segs_in_network": None,
+                "segs_received": None,
+                "cc_kernel": s.get("cc_set", ""),
+                "error": s.get("error", "") or r.get("error", ""),
+            }
+        )
+        total_bytes += bytes_end
+        total_sent += sent or 0
+        total_retx += retx or 0
+        goodputs.append(goodput)
+        all_srtt += srtts[i]
+    flows = pd.DataFrame(frows)
+    for col in ("bytes_acked", "segs_sent", "segs_retrans", "drops", "marks", "rto_count",
+                "segs_in_network", "segs_received"):  # fmt: skip
+        flows[col] = flows[col].astype("Int64")
+
+    # ---- queue
+    queue = pd.read_csv(io.StringIO(raw["queue_csv"]))
+
+    # ---- summary
+    capacity = rate_bps * duration
+    g = [x for x in goodputs if not math.isnan(x)]
+    jain = (sum(g) ** 2 / (len(g) * sum(x * x for x in g))) if g and any(g) else NAN
+    bb = bn["bottleneck"]
+    summary = pd.DataFrame(
+        [
+            {
+                "duration_s": duration,
+                "rate_mbps": rate_bps / 1e6,
+                "flows": nflows,
+                "utilization": total_bytes * 8 / capacity,
+                "wire_utilization": _wire_utilization(queue, interval, duration),
+                "jain": jain,
+                "retrans_rate": total_retx / total_sent if total_sent else 0.0,
+                "mean_rtt_ms": sum(all_srtt) / len(all_srtt) if all_srtt else NAN,
+                "qdelay_mean_ms": _f(bb["qdelay_mean_ms"]),
+                "qdelay_p50_ms": _f(bb["qdelay_p50_ms"]),
+                "qdelay_p95_ms": _f(bb["qdelay_p95_ms"]),
+                "qdelay_p99_ms": _f(bb["qdelay_p99_ms"]),
+                # Drops by the end of the run (the bottleneck keeps going a little longer).
+                "drops": int(queue["drops"].iloc[-1]) if len(queue) else int(bb["drops"]),
+                "bottleneck_pkts": int(bb["departures"]),
+                "max_backlog_bytes": int(bb["max_backlog_bytes"]),
+                "max_backlog_pkts": int(bb["max_backlog_pkts"]),
+            }
+        ]
+    )
+    trans = pd.DataFrame(transitions, columns=["time_s", "flow", "from", "to"])
+    trans["flow"] = trans["flow"].astype("int64")
+    trans["time_s"] = trans["time_s"].astype("float64")
+    return {
+        name: pa.Table.from_pandas(df, preserve_index=False)
+        for name, df in (
+            ("summary", summary),
+            ("flows", flows),
+            ("samples", samples),
+            ("queue", queue),
+            ("transitions", trans),
+        )
+    }
+
+
+def self_check(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
+    """The self-check values, the thresholds, the warnings and the verdict."""
+    bn = raw["bottleneck"]
+    lat = bn["lateness_us"]
+    ncpu = raw.get("ncpu", 1)
+
+    def load(d: dict[str, Any]) -> float:
+        wall = _f(d.get("wall_s"))
+        cpu = _f(d.get("cpu_user_s")) + _f(d.get("cpu_sys_s"))
+        return cpu / wall if wall and wall > 0 else NAN
+
+    lost_outside = (
+        int(bn["rx_socket_drops"]) + int(bn["send_nobuf_drops"]) + int(bn["veth_tx_drops"])
+        + int(bn["frames_oversize"])
+    )  # fmt: skip
+    values = {
+        "lateness_p50_us": _f(lat.get("p50")),
+        "lateness_p99_us": _f(lat.get("p99")),
+        "lateness_p999_us": _f(lat.get("p999")),
+        "lateness_max_us": _f(lat.get("max")),
+        "frames_lost_outside_qdisc": float(lost_outside),
+        "bottleneck_cpu_load": _f(bn.get("cpu_load")),
+        "sender_cpu_load": load(raw["sender"]),
+        "receiver_cpu_load": load(raw["receiver"]),
+        "host_cpu_busy": _f(raw.get("host_cpu_busy")),
+    }
+    warnings = []
+    th = THRESHOLDS
+    if values["lateness_p99_us"] > th["lateness_p99_us"]:
+        warnings.append(
+            f"bottleneck release lateness p99 {values['lateness_p99_us']:.0f} us > {th['lateness_p99_us']:.0f} us"
+        )
+    if values["lateness_max_us"] > th["lateness_max_us"]:
+        warnings.append(
+            f"bottleneck release lateness max {values['lateness_max_us'] / 1e3:.1f} ms "
+            f"> {th['lateness_max_us'] / 1e3:.0f} ms"
+        )
+    if lost_outside > th["frames_lost_outside_qdisc"]:
+        warnings.append(
+            f"{lost_outside} frames lost outside the qdisc (socket buffers {bn['rx_socket_drops']}, "
+            f"send {bn['send_nobuf_drops']}, veth {bn['veth_tx_drops']}, oversize {bn['frames_oversize']})"
+        )
+    for who in ("bottleneck", "sender", "receiver"):
+        v = values[f"{who}_cpu_load"]
+        if v > th["process_cpu_load"]:
+            warnings.append(f"{who} used {v:.0%} of a core (> {th['process_cpu_load']:.0%})")
+    if values["host_cpu_busy"] > th["host_cpu_busy"]:
+        warnings.append(
+            f"the machine was {values['host_cpu_busy']:.0%} busy ({ncpu} CPUs; other work competes)"
+        )
+    for f in raw["sender"]["flows"] + raw["receiver"]["flows"]:
+        if f.get("error"):
+            warnings.append(f"flow {f['flow']}: {f['error']}")
+    if not bn.get("sched_fifo"):
+        warnings.append("the bottleneck did not get SCHED_FIFO (informational)")
+    trustworthy = not any("informational" not in w for w in warnings)
+    json_values = {k: (None if math.isnan(v) else v) for k, v in values.items()}
+    return {
+        "trustworthy": trustworthy,
+        "warnings": warnings,
+        "values": json_values,
+        "thresholds": dict(THRESHOLDS),
+    }

@@ -214,7 +214,7 @@ impl fmt::Display for Rate {
 pub fn format_duration(d: Dur) -> String {
     let ns = d.0;
     for (unit, k) in [("s", NS_PER_S), ("ms", NS_PER_MS), ("us", NS_PER_US)] {
-        if ns >= k && ns % k == 0 {
+        if ns >= k && ns.is_multiple_of(k) {
             return format!("{}{}", ns / k, unit);
         }
     }
@@ -232,7 +232,7 @@ pub fn format_rate(r: Rate) -> String {
         ("Mbps", 1_000_000),
         ("Kbps", 1_000),
     ] {
-        if b >= k && b % k == 0 {
+        if b >= k && b.is_multiple_of(k) {
             return format!("{}{}", b / k, unit);
         }
     }

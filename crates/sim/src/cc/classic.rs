@@ -187,11 +187,9 @@ impl<R: WindowRule> CongestionControl for Classic<R> {
         match self.state {
             CaState::Cwr | CaState::Recovery => self.prr(rs, conn),
             // `tcp_may_raise_cwnd`: grow only on forward progress of snd_una.
-            _ if rs.snd_una_advanced => {
-                if is_cwnd_limited(&self.win, conn) {
-                    self.rule
-                        .cong_avoid(now, &mut self.win, rs.acked_sacked, conn);
-                }
+            _ if rs.snd_una_advanced && is_cwnd_limited(&self.win, conn) => {
+                self.rule
+                    .cong_avoid(now, &mut self.win, rs.acked_sacked, conn);
             }
             _ => {}
         }
@@ -215,11 +213,12 @@ impl<R: WindowRule> CongestionControl for Classic<R> {
                 self.win.cwnd = conn.in_flight + 1;
                 self.win.cwnd_cnt = 0;
             }
-            CaState::Open if matches!(from, CaState::Cwr | CaState::Recovery) => {
-                // `tcp_end_cwnd_reduction`.
-                if self.win.ssthresh < INFINITE_SSTHRESH {
-                    self.win.cwnd = self.win.ssthresh;
-                }
+            // `tcp_end_cwnd_reduction`.
+            CaState::Open
+                if matches!(from, CaState::Cwr | CaState::Recovery)
+                    && self.win.ssthresh < INFINITE_SSTHRESH =>
+            {
+                self.win.cwnd = self.win.ssthresh;
             }
             _ => {}
         }

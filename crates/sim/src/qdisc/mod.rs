@@ -1,12 +1,20 @@
 //! Queue disciplines at the bottleneck. Written against an abstract clock
 //! (`now` is passed in) and the packet descriptor, so the user-space
 //! bottleneck of the Linux backend runs this very code.
+//!
+//! Each discipline lives in its own file with a `XxxConfig` (serde,
+//! `deny_unknown_fields`, Linux defaults in `Default`, durations and sizes as
+//! strings read by `units.rs`, ranges checked by `validate`). Parameters that
+//! depend on the bottleneck (`buffer`, rate, MTU, `ecn`) are resolved by
+//! [`QdiscConfig::parse`] from a [`QdiscEnv`]; each module documents how.
 
+pub mod codel;
 pub mod fifo;
 
-use crate::packet::Packet;
+use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
-use crate::units::{Bytes, Time};
+use crate::units::{parse_duration, Bytes, Dur, Time};
+use serde::de::DeserializeOwned;
 
 /// Why a packet left the queue without being sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +51,22 @@ impl QdiscCtx<'_> {
     pub fn mark(&mut self, pkt: &mut Packet) {
         pkt.ecn = crate::packet::Ecn::Ce;
         self.events.push(QdiscEvent::Mark { flow: pkt.flow });
+    }
+}
+
+/// Linux `INET_ECN_set_ce` (include/net/inet_ecn.h): an ECT(0), ECT(1) or
+/// already-CE packet ends up CE and the call succeeds; a Not-ECT packet is
+/// left alone and the call fails (the caller then drops). A `Mark` event is
+/// reported only when the codepoint changes, so a packet that two rules
+/// mark (CoDel and `ce_threshold`) is counted once.
+pub(crate) fn set_ce(pkt: &mut Packet, ctx: &mut QdiscCtx) -> bool {
+    match pkt.ecn {
+        Ecn::NotEct => false,
+        Ecn::Ce => true,
+        Ecn::Ect0 | Ecn::Ect1 => {
+            ctx.mark(pkt);
+            true
+        }
     }
 }
 
@@ -87,6 +111,7 @@ macro_rules! any_qdisc {
 
 any_qdisc! {
     TailDrop(fifo::Fifo),
+    CoDel(codel::CoDel),
 }
 
 /// What every discipline's parameters may depend on, resolved by the
@@ -103,16 +128,79 @@ pub struct QdiscEnv {
     pub ecn: bool,
 }
 
-/// A validated queue-discipline choice with its parameters.
+impl QdiscEnv {
+    /// The ECN switch of a discipline: its own `ecn` key when given, else on
+    /// when either Linux turns it on by default (fq_codel) or
+    /// `bottleneck.ecn` asks for it.
+    pub(crate) fn ecn(&self, explicit: Option<bool>, linux_default: bool) -> bool {
+        explicit.unwrap_or(linux_default || self.ecn)
+    }
+}
+
+/// A validated queue-discipline choice with its parameters, every value
+/// that depends on `[bottleneck]` already resolved.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum QdiscConfig {
-    Taildrop { limit: Limit },
+    Taildrop {
+        limit: Limit,
+    },
+    Codel {
+        config: codel::CodelConfig,
+        limit: Limit,
+        ecn: bool,
+        mtu: u32,
+    },
+}
+
+/// Parameters of one discipline: serde with `deny_unknown_fields` and Linux
+/// defaults in `Default`, checked once by `validate`.
+pub trait QdiscParams: DeserializeOwned + Default {
+    /// Check ranges; the message names the parameter and its allowed range.
+    fn validate(&self) -> Result<(), String>;
+}
+
+/// Deserialize and validate a `[bottleneck.<qdisc>]` table (JSON null when
+/// absent); the error names the parameter.
+pub fn parse_params<T: QdiscParams>(params: &serde_json::Value) -> Result<T, String> {
+    let v = if params.is_null() {
+        serde_json::Value::Object(Default::default())
+    } else {
+        params.clone()
+    };
+    let cfg: T = serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            inner
+        } else {
+            format!("{path}: {inner}")
+        }
+    })?;
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// Read a duration parameter and check it lies in `[lo, hi]`.
+pub(crate) fn param_dur(name: &str, s: &str, lo: Dur, hi: Dur) -> Result<Dur, String> {
+    let d = parse_duration(s).map_err(|e| format!("{name}: {e}"))?;
+    if d < lo || d > hi {
+        return Err(format!(
+            "{name}: {s:?} is outside the allowed range {lo}..={hi}"
+        ));
+    }
+    Ok(d)
+}
+
+/// Linux `reciprocal_scale` (include/linux/kernel.h): map a 32-bit value
+/// onto `[0, n)` by multiply and shift.
+pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
+    ((v as u64 * n as u64) >> 32) as u32
 }
 
 impl QdiscConfig {
     /// Every name accepted in `bottleneck.qdisc`.
-    pub const NAMES: &'static [&'static str] = &["taildrop"];
+    pub const NAMES: &'static [&'static str] = &["taildrop", "codel"];
 
     /// Build the config for `qdisc = name` from its `[bottleneck.<name>]`
     /// table (`params`, JSON null when absent). Errors name the parameter
@@ -131,6 +219,15 @@ impl QdiscConfig {
                 }
                 Ok(QdiscConfig::Taildrop { limit: env.limit })
             }
+            "codel" => {
+                let config: codel::CodelConfig = parse_params(params)?;
+                Ok(QdiscConfig::Codel {
+                    limit: config.limit.map_or(env.limit, Limit::Packets),
+                    ecn: env.ecn(config.ecn, false),
+                    mtu: env.mtu_wire,
+                    config,
+                })
+            }
             _ => Err(format!(
                 "unknown queue discipline {name:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -141,12 +238,22 @@ impl QdiscConfig {
     pub fn name(&self) -> &'static str {
         match self {
             QdiscConfig::Taildrop { .. } => "taildrop",
+            QdiscConfig::Codel { .. } => "codel",
         }
     }
 
     pub fn build(&self) -> AnyQdisc {
         match self {
             QdiscConfig::Taildrop { limit } => AnyQdisc::TailDrop(fifo::Fifo::new(*limit)),
+            QdiscConfig::Codel {
+                config,
+                limit,
+                ecn,
+                mtu,
+            } => AnyQdisc::CoDel(codel::CoDel::new(config, *limit, *ecn, *mtu)),
         }
     }
 }
+
+#[cfg(test)]
+pub(crate) mod testkit;

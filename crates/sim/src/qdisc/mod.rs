@@ -10,10 +10,11 @@
 
 pub mod codel;
 pub mod fifo;
+pub mod fq_codel;
 
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
-use crate::units::{parse_duration, Bytes, Dur, Time};
+use crate::units::{parse_duration, parse_size, Bytes, Dur, SizeSpec, Time};
 use serde::de::DeserializeOwned;
 
 /// Why a packet left the queue without being sent.
@@ -112,6 +113,7 @@ macro_rules! any_qdisc {
 any_qdisc! {
     TailDrop(fifo::Fifo),
     CoDel(codel::CoDel),
+    FqCodel(fq_codel::FqCodel),
 }
 
 /// What every discipline's parameters may depend on, resolved by the
@@ -151,6 +153,7 @@ pub enum QdiscConfig {
         ecn: bool,
         mtu: u32,
     },
+    FqCodel(fq_codel::FqCodelSetup),
 }
 
 /// Parameters of one discipline: serde with `deny_unknown_fields` and Linux
@@ -192,6 +195,51 @@ pub(crate) fn param_dur(name: &str, s: &str, lo: Dur, hi: Dur) -> Result<Dur, St
     Ok(d)
 }
 
+/// Read a size parameter as bytes; packets count `mtu` bytes each. BDP
+/// multiples are refused: a discipline's parameters do not know the RTT.
+pub(crate) fn param_bytes(name: &str, s: &str, mtu: u32) -> Result<u64, String> {
+    match parse_size(s).map_err(|e| format!("{name}: {e}"))? {
+        SizeSpec::Bytes(b) => Ok(b),
+        SizeSpec::Packets(n) => Ok((n * mtu as f64).round() as u64),
+        SizeSpec::Bdp(_) => Err(format!(
+            "{name}: {s:?} is a BDP multiple, which is not accepted here; give bytes (\"0.5MB\") or packets (\"100pkt\")"
+        )),
+    }
+}
+
+/// Check that `v` lies in `[lo, hi]`; the message names the parameter.
+pub(crate) fn check_range<T: PartialOrd + std::fmt::Display>(
+    name: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<(), String> {
+    if v < lo || v > hi {
+        return Err(format!(
+            "{name}: {v} is outside the allowed range {lo}..={hi}"
+        ));
+    }
+    Ok(())
+}
+
+/// The hash that stands for Linux's `skb_get_hash` (a keyed jhash of the
+/// 5-tuple) in the flow-queueing disciplines: the murmur3 32-bit finalizer
+/// of the flow id, with a fixed key. It is fixed, so two flow ids that
+/// collide do so in every run; Linux draws its key at boot.
+pub(crate) fn flow_hash(flow: u32) -> u32 {
+    fmix32(flow ^ 0x9e37_79b9)
+}
+
+/// MurmurHash3's 32-bit finalizer (Appleby): a bijection on u32 with full avalanche.
+fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    h
+}
+
 /// Linux `reciprocal_scale` (include/linux/kernel.h): map a 32-bit value
 /// onto `[0, n)` by multiply and shift.
 pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
@@ -200,7 +248,7 @@ pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
 
 impl QdiscConfig {
     /// Every name accepted in `bottleneck.qdisc`.
-    pub const NAMES: &'static [&'static str] = &["taildrop", "codel"];
+    pub const NAMES: &'static [&'static str] = &["taildrop", "codel", "fq_codel"];
 
     /// Build the config for `qdisc = name` from its `[bottleneck.<name>]`
     /// table (`params`, JSON null when absent). Errors name the parameter
@@ -228,6 +276,10 @@ impl QdiscConfig {
                     config,
                 })
             }
+            "fq_codel" => Ok(QdiscConfig::FqCodel(fq_codel::FqCodelSetup::resolve(
+                parse_params(params)?,
+                env,
+            )?)),
             _ => Err(format!(
                 "unknown queue discipline {name:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -239,6 +291,7 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Taildrop { .. } => "taildrop",
             QdiscConfig::Codel { .. } => "codel",
+            QdiscConfig::FqCodel(_) => "fq_codel",
         }
     }
 
@@ -251,6 +304,7 @@ impl QdiscConfig {
                 ecn,
                 mtu,
             } => AnyQdisc::CoDel(codel::CoDel::new(config, *limit, *ecn, *mtu)),
+            QdiscConfig::FqCodel(s) => AnyQdisc::FqCodel(fq_codel::FqCodel::new(s)),
         }
     }
 }

@@ -11,6 +11,7 @@
 pub mod codel;
 pub mod fifo;
 pub mod fq_codel;
+pub mod red;
 
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
@@ -114,6 +115,7 @@ any_qdisc! {
     TailDrop(fifo::Fifo),
     CoDel(codel::CoDel),
     FqCodel(fq_codel::FqCodel),
+    Red(red::Red),
 }
 
 /// What every discipline's parameters may depend on, resolved by the
@@ -154,6 +156,7 @@ pub enum QdiscConfig {
         mtu: u32,
     },
     FqCodel(fq_codel::FqCodelSetup),
+    Red(red::RedSetup),
 }
 
 /// Parameters of one discipline: serde with `deny_unknown_fields` and Linux
@@ -248,7 +251,7 @@ pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
 
 impl QdiscConfig {
     /// Every name accepted in `bottleneck.qdisc`.
-    pub const NAMES: &'static [&'static str] = &["taildrop", "codel", "fq_codel"];
+    pub const NAMES: &'static [&'static str] = &["taildrop", "codel", "fq_codel", "red"];
 
     /// Build the config for `qdisc = name` from its `[bottleneck.<name>]`
     /// table (`params`, JSON null when absent). Errors name the parameter
@@ -280,6 +283,10 @@ impl QdiscConfig {
                 parse_params(params)?,
                 env,
             )?)),
+            "red" => Ok(QdiscConfig::Red(red::RedSetup::resolve(
+                parse_params(params)?,
+                env,
+            )?)),
             _ => Err(format!(
                 "unknown queue discipline {name:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -292,6 +299,7 @@ impl QdiscConfig {
             QdiscConfig::Taildrop { .. } => "taildrop",
             QdiscConfig::Codel { .. } => "codel",
             QdiscConfig::FqCodel(_) => "fq_codel",
+            QdiscConfig::Red(_) => "red",
         }
     }
 
@@ -305,6 +313,7 @@ impl QdiscConfig {
                 mtu,
             } => AnyQdisc::CoDel(codel::CoDel::new(config, *limit, *ecn, *mtu)),
             QdiscConfig::FqCodel(s) => AnyQdisc::FqCodel(fq_codel::FqCodel::new(s)),
+            QdiscConfig::Red(s) => AnyQdisc::Red(red::Red::new(s)),
         }
     }
 }

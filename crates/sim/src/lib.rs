@@ -6,6 +6,7 @@
 pub mod cc;
 pub mod filter;
 pub mod metrics;
+pub mod net;
 pub mod packet;
 pub mod qdisc;
 pub mod rng;

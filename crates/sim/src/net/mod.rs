@@ -1,0 +1,3 @@
+//! The network: paths, links and the bottleneck.
+
+pub mod impair;

@@ -11,6 +11,7 @@
 pub mod codel;
 pub mod fifo;
 pub mod fq_codel;
+pub mod pie;
 pub mod red;
 
 use crate::packet::{Ecn, Packet};
@@ -116,6 +117,7 @@ any_qdisc! {
     CoDel(codel::CoDel),
     FqCodel(fq_codel::FqCodel),
     Red(red::Red),
+    Pie(pie::Pie),
 }
 
 /// What every discipline's parameters may depend on, resolved by the
@@ -157,6 +159,12 @@ pub enum QdiscConfig {
     },
     FqCodel(fq_codel::FqCodelSetup),
     Red(red::RedSetup),
+    Pie {
+        config: pie::PieConfig,
+        limit: Limit,
+        ecn: bool,
+        mtu: u32,
+    },
 }
 
 /// Parameters of one discipline: serde with `deny_unknown_fields` and Linux
@@ -251,7 +259,7 @@ pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
 
 impl QdiscConfig {
     /// Every name accepted in `bottleneck.qdisc`.
-    pub const NAMES: &'static [&'static str] = &["taildrop", "codel", "fq_codel", "red"];
+    pub const NAMES: &'static [&'static str] = &["taildrop", "codel", "fq_codel", "red", "pie"];
 
     /// Build the config for `qdisc = name` from its `[bottleneck.<name>]`
     /// table (`params`, JSON null when absent). Errors name the parameter
@@ -287,6 +295,15 @@ impl QdiscConfig {
                 parse_params(params)?,
                 env,
             )?)),
+            "pie" => {
+                let config: pie::PieConfig = parse_params(params)?;
+                Ok(QdiscConfig::Pie {
+                    limit: config.limit.map_or(env.limit, Limit::Packets),
+                    ecn: env.ecn(config.ecn, false),
+                    mtu: env.mtu_wire,
+                    config,
+                })
+            }
             _ => Err(format!(
                 "unknown queue discipline {name:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -300,6 +317,7 @@ impl QdiscConfig {
             QdiscConfig::Codel { .. } => "codel",
             QdiscConfig::FqCodel(_) => "fq_codel",
             QdiscConfig::Red(_) => "red",
+            QdiscConfig::Pie { .. } => "pie",
         }
     }
 
@@ -314,6 +332,12 @@ impl QdiscConfig {
             } => AnyQdisc::CoDel(codel::CoDel::new(config, *limit, *ecn, *mtu)),
             QdiscConfig::FqCodel(s) => AnyQdisc::FqCodel(fq_codel::FqCodel::new(s)),
             QdiscConfig::Red(s) => AnyQdisc::Red(red::Red::new(s)),
+            QdiscConfig::Pie {
+                config,
+                limit,
+                ecn,
+                mtu,
+            } => AnyQdisc::Pie(pie::Pie::new(config, *limit, *ecn, *mtu)),
         }
     }
 }

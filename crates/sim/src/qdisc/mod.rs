@@ -8,6 +8,7 @@
 //! depend on the bottleneck (`buffer`, rate, MTU, `ecn`) are resolved by
 //! [`QdiscConfig::parse`] from a [`QdiscEnv`]; each module documents how.
 
+pub mod cake;
 pub mod codel;
 pub mod fifo;
 pub mod fq_codel;
@@ -81,6 +82,13 @@ pub trait Qdisc {
     fn dequeue(&mut self, now: Time, ctx: &mut QdiscCtx) -> Option<Packet>;
     fn backlog_bytes(&self) -> Bytes;
     fn backlog_packets(&self) -> u32;
+    /// After `dequeue` returned `None` with packets still queued (a shaper
+    /// inside the qdisc holding them back, as CAKE's with `bandwidth`): the
+    /// time at which `dequeue` can next succeed, as Linux's qdisc watchdog.
+    /// `None`: call `dequeue` again when a packet arrives or the link frees.
+    fn next_ready(&self) -> Option<Time> {
+        None
+    }
 }
 
 /// How the queue limit is counted (bfifo or pfifo).
@@ -108,6 +116,9 @@ macro_rules! any_qdisc {
             fn backlog_packets(&self) -> u32 {
                 match self { $(AnyQdisc::$variant(q) => q.backlog_packets()),* }
             }
+            fn next_ready(&self) -> Option<Time> {
+                match self { $(AnyQdisc::$variant(q) => q.next_ready()),* }
+            }
         }
     };
 }
@@ -118,6 +129,7 @@ any_qdisc! {
     FqCodel(fq_codel::FqCodel),
     Red(red::Red),
     Pie(pie::Pie),
+    Cake(cake::Cake),
 }
 
 /// What every discipline's parameters may depend on, resolved by the
@@ -165,6 +177,7 @@ pub enum QdiscConfig {
         ecn: bool,
         mtu: u32,
     },
+    Cake(cake::CakeSetup),
 }
 
 /// Parameters of one discipline: serde with `deny_unknown_fields` and Linux
@@ -241,6 +254,13 @@ pub(crate) fn flow_hash(flow: u32) -> u32 {
     fmix32(flow ^ 0x9e37_79b9)
 }
 
+/// The host-address hash of CAKE's host isolation: the same finalizer with
+/// another key, so a host id and a flow id with the same number do not hash
+/// alike.
+pub(crate) fn host_hash(host: u16) -> u32 {
+    fmix32(host as u32 ^ 0x85eb_ca6b)
+}
+
 /// MurmurHash3's 32-bit finalizer (Appleby): a bijection on u32 with full avalanche.
 fn fmix32(mut h: u32) -> u32 {
     h ^= h >> 16;
@@ -259,7 +279,8 @@ pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
 
 impl QdiscConfig {
     /// Every name accepted in `bottleneck.qdisc`.
-    pub const NAMES: &'static [&'static str] = &["taildrop", "codel", "fq_codel", "red", "pie"];
+    pub const NAMES: &'static [&'static str] =
+        &["taildrop", "codel", "fq_codel", "red", "pie", "cake"];
 
     /// Build the config for `qdisc = name` from its `[bottleneck.<name>]`
     /// table (`params`, JSON null when absent). Errors name the parameter
@@ -304,6 +325,10 @@ impl QdiscConfig {
                     config,
                 })
             }
+            "cake" => Ok(QdiscConfig::Cake(cake::CakeSetup::resolve(
+                parse_params(params)?,
+                env,
+            )?)),
             _ => Err(format!(
                 "unknown queue discipline {name:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -318,6 +343,7 @@ impl QdiscConfig {
             QdiscConfig::FqCodel(_) => "fq_codel",
             QdiscConfig::Red(_) => "red",
             QdiscConfig::Pie { .. } => "pie",
+            QdiscConfig::Cake(_) => "cake",
         }
     }
 
@@ -338,6 +364,7 @@ impl QdiscConfig {
                 ecn,
                 mtu,
             } => AnyQdisc::Pie(pie::Pie::new(config, *limit, *ecn, *mtu)),
+            QdiscConfig::Cake(s) => AnyQdisc::Cake(cake::Cake::new(s)),
         }
     }
 }

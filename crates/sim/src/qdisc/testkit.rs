@@ -180,8 +180,11 @@ pub fn drive<Q: Qdisc>(b: &mut Bench<Q>, sources: &[Source], rate: Rate, end: Ti
                     link_free = now + rate.tx_time(Bytes(p.wire_len as u64));
                 }
                 None => {
-                    // Nothing to send now: wait for the next arrival.
-                    link_free = at.max(now + Dur(1));
+                    // Held back: ask again when the qdisc says, or at the next arrival.
+                    link_free = match b.q.next_ready() {
+                        Some(t) if t > now => t.min(at.max(now + Dur(1))),
+                        _ => at.max(now + Dur(1)),
+                    };
                 }
             }
             continue;

@@ -22,7 +22,7 @@
 //! * COBALT per flow: CoDel with target/interval per tin
 //!   (`cake_set_rate`), Linux's 1/sqrt(count) cache and Newton steps, count
 //!   decay instead of reset, ECN marking of ECT packets (CAKE always marks
-//!   when it can), and BLUE's drop probability raised on overflow and
+//!   when it can, so `bottleneck.ecn` has no effect), and BLUE's drop probability raised on overflow and
 //!   lowered on empty queues. The last packet of a queue is never dropped.
 //!   As in Linux, a queue's COBALT state starts with 1/sqrt(count) at 0,
 //!   so the very first congestion episode of each queue signals one

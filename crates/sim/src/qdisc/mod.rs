@@ -7,6 +7,22 @@
 //! strings read by `units.rs`, ranges checked by `validate`). Parameters that
 //! depend on the bottleneck (`buffer`, rate, MTU, `ecn`) are resolved by
 //! [`QdiscConfig::parse`] from a [`QdiscEnv`]; each module documents how.
+//!
+//! `bottleneck.buffer` per discipline (an explicit key in the
+//! discipline's table wins):
+//!
+//! | qdisc    | buffer in bytes                    | buffer in packets          |
+//! |----------|------------------------------------|----------------------------|
+//! | taildrop | bfifo limit                        | pfifo limit                |
+//! | codel    | byte limit (bfifo rule)            | `limit`                    |
+//! | pie      | byte limit (bfifo rule)            | `limit`                    |
+//! | red      | child bfifo limit (`limit`)        | child pfifo limit          |
+//! | fq_codel | `memory_limit` (limit stays 10240) | `limit` (memory 32 MiB)    |
+//! | cake     | `memlimit`                         | packet limit x MTU         |
+//!
+//! `bottleneck.ecn = true` turns ECN marking on where Linux's default is
+//! off (codel, red, pie); fq_codel marks by default; CAKE always marks ECT
+//! packets. A discipline's own `ecn` key overrides both.
 
 pub mod cake;
 pub mod codel;
@@ -371,3 +387,34 @@ impl QdiscConfig {
 
 #[cfg(test)]
 pub(crate) mod testkit;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_discipline_parses_with_defaults_round_trips_and_builds() {
+        // The normalized scenario stores QdiscConfig as JSON: it must come
+        // back equal and build the same discipline.
+        for limit in [Limit::Bytes(250_000), Limit::Packets(200)] {
+            let env = testkit::env(limit);
+            for name in QdiscConfig::NAMES {
+                let c = QdiscConfig::parse(name, &serde_json::Value::Null, &env).unwrap();
+                assert_eq!(c.name(), *name);
+                let json = serde_json::to_value(&c).unwrap();
+                let back: QdiscConfig = serde_json::from_value(json).unwrap();
+                assert_eq!(back, c);
+                let q = c.build();
+                assert_eq!(q.backlog_packets(), 0);
+                assert_eq!(q.next_ready(), None);
+            }
+        }
+        let e = QdiscConfig::parse(
+            "sfq",
+            &serde_json::Value::Null,
+            &testkit::env(Limit::Packets(1)),
+        )
+        .unwrap_err();
+        assert!(e.contains("cake"), "{e}");
+    }
+}

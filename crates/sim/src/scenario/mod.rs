@@ -656,7 +656,7 @@ fn expand_flow(
     for _ in 0..count {
         for k in 0..chain {
             let id = out.len() as u32;
-            let after = (k > 0).then_some(After {
+            let after = (k > 0).then(|| After {
                 flow: id - 1,
                 gap_ns: gap.0,
             });

@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 # directory is not on PATH, or pyenv has not rehashed its shims yet).
 CCARENA := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/ccarena
 
-.PHONY: demo test bench fmt lint install install-test
+.PHONY: demo test bench fmt lint install install-test bottleneck
 
 install:
 	$(PIP) install .
@@ -14,10 +14,14 @@ install:
 install-test:
 	$(PIP) install ".[test]"
 
+# The Linux backend's user-space bottleneck (target/release/ccarena-bottleneck).
+bottleneck:
+	cargo build --release -p ccarena-emu
+
 demo: install
 	$(CCARENA) run scenarios/demo.toml
 
-test: install-test
+test: install-test bottleneck
 	cargo test --workspace
 	$(PYTHON) -m pytest -q
 	$(PYTHON) -m ruff check python tests

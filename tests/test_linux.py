@@ -22,7 +22,6 @@ from ccarena.linux import backend as lb
 from ccarena.linux import netns
 
 
-
 def _why_not() -> str | None:
     if sys.platform != "linux" or os.geteuid() != 0:
         return "needs root on Linux"
@@ -64,6 +63,14 @@ def _our_processes() -> list[str]:
     return out
 
 
+def _accurate_or_skip(res: Results) -> None:
+    """Accuracy is only promised for runs the self-checks pass: on a machine
+    busy with other work the bottleneck releases late and says so."""
+    lx = res.meta["linux"]
+    if not lx["trustworthy"]:
+        pytest.skip("run marked untrustworthy by its self-checks: " + "; ".join(lx["warnings"]))
+
+
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
     """One scenario on both backends (the compare command's path)."""
@@ -78,6 +85,7 @@ def compared(tmp_path_factory):
 def test_flow_gets_the_configured_rtt(compared):
     comp, _ = compared
     lx = comp.results["linux"]
+    _accurate_or_skip(lx)
     # min RTT (tcpi_min_rtt; the SYN's RTT included): the configured 20 ms
     # plus a few tens of microseconds of a small packet's transmission time.
     min_rtt = float(lx.flows["min_rtt_ms"].iloc[0])
@@ -87,6 +95,7 @@ def test_flow_gets_the_configured_rtt(compared):
 def test_flow_gets_the_configured_rate(compared):
     comp, _ = compared
     lx = comp.results["linux"]
+    _accurate_or_skip(lx)
     s = lx.samples[lx.samples.time_s > 1.0]
     # Receiver-side payload rate in steady state: 20 Mbit/s of frames carry
     # 1448 of every 1514 bytes as payload.
@@ -129,10 +138,11 @@ def test_compare_writes_table_and_figure(compared):
     assert comp.figure_path is not None and comp.figure_path.stat().st_size > 10_000
     row = comp.flows.iloc[0]
     assert abs(row["diff_linux_share"]) < 1e-9  # one flow: all of it, on both
-    # The two backends agree closely on one CUBIC flow.
-    assert abs(row["linux_goodput_mbps"] - row["sim_goodput_mbps"]) < 1.0
     tables = comp.rich_tables()
     assert len(tables) == 2
+    _accurate_or_skip(comp.results["linux"])
+    # The two backends agree closely on one CUBIC flow.
+    assert abs(row["linux_goodput_mbps"] - row["sim_goodput_mbps"]) < 0.5
 
 
 def test_cleanup_after_success(compared):
@@ -180,7 +190,17 @@ def test_cleanup_after_sigint(tmp_path, write_scenario):
     path = write_scenario({**ONE_CUBIC, "duration": "20s"})
     before = set(_ours())
     p = subprocess.Popen(
-        [sys.executable, "-m", "ccarena", "run", str(path), "--backend", "linux", "--out", str(tmp_path / "r")],
+        [
+            sys.executable,
+            "-m",
+            "ccarena",
+            "run",
+            str(path),
+            "--backend",
+            "linux",
+            "--out",
+            str(tmp_path / "r"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=Path(__file__).resolve().parent.parent,
@@ -222,19 +242,45 @@ def test_cleanup_command_removes_leftovers():
 
 def _nobody_can_run_python() -> bool:
     cp = subprocess.run(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-c", "import ccarena"],
+        [
+            "setpriv",
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            "import ccarena",
+        ],
         capture_output=True,
         cwd="/",
     )
     return cp.returncode == 0
 
 
-def test_non_root_fails_with_a_clear_message(tmp_path, write_scenario):
-    path = write_scenario(ONE_CUBIC)
-    os.chmod(tmp_path, 0o755)
+def test_non_root_fails_with_a_clear_message(write_scenario):
+    import tempfile
+
+    # A directory nobody can read (pytest's own tmp_path is private to root).
+    shared = Path(tempfile.mkdtemp(prefix="ccarena-nonroot-"))
+    os.chmod(shared, 0o755)
+    path = shared / "s.toml"
+    path.write_bytes(write_scenario(ONE_CUBIC).read_bytes())
     os.chmod(path, 0o644)
-    cmd = [sys.executable, "-m", "ccarena", "run", str(path), "--backend", "linux", "--out", str(tmp_path / "r")]
-    env = dict(os.environ)
+    cmd = [
+        sys.executable,
+        "-m",
+        "ccarena",
+        "run",
+        str(path),
+        "--backend",
+        "linux",
+        "--out",
+        str(shared / "r"),
+    ]
+    home = shared / "home"
+    home.mkdir()
+    os.chmod(home, 0o777)
+    env = dict(os.environ, HOME=str(home), MPLCONFIGDIR=str(home))
     if _nobody_can_run_python():
         cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
     else:
@@ -247,7 +293,10 @@ def test_non_root_fails_with_a_clear_message(tmp_path, write_scenario):
     assert "must run as root" in cp.stderr
     assert len(cp.stderr.strip().splitlines()) == 1
     assert set(_ours()) == before
-    assert not (tmp_path / "r").exists()
+    assert not (shared / "r").exists()
+    import shutil
+
+    shutil.rmtree(shared)
 
 
 def test_unsupported_algorithm_is_refused_before_anything_is_built(tmp_path):
@@ -270,3 +319,46 @@ def test_backend_field_in_the_scenario_selects_linux(tmp_path, write_scenario, c
     res = Results.load(tmp_path / "r")
     assert res.meta["backend"] == "linux"
     assert "release lateness" in out
+
+
+def test_configured_loss_appears_in_retransmissions(tmp_path):
+    doc = {
+        "name": "linux-loss",
+        "duration": "4s",
+        "bottleneck": {"rate": "20Mbps", "buffer": "4BDP"},
+        "flows": [{"cc": "cubic", "rtt": "20ms", "loss": "2%"}],
+    }
+    res = lb.execute(Scenario.from_dict(doc), tmp_path / "run")
+    f = res.flows.iloc[0]
+    sent = int(f["segs_sent"])
+    # The bottleneck's path drew about 2% of the data frames...
+    assert 0.012 < int(f["drops_random"]) / sent < 0.03, f
+    # ... and the kernel's TCP retransmitted them (the buffer is too large to overflow).
+    assert int(f["drops_overflow"]) == 0
+    assert 0.012 < float(f["retrans_rate"]) < 0.035, f
+    assert _our_processes() == []
+
+
+def test_configured_jitter_appears_in_the_rtt(tmp_path):
+    # A paced 2 Mbit/s flow on a 20 Mbit/s link builds no queue: its RTT
+    # above the base is the jitter (up to 10 ms, never reordering).
+    doc = {
+        "name": "linux-jitter",
+        "duration": "4s",
+        "bottleneck": {"rate": "20Mbps", "buffer": "1BDP"},
+        "flows": [
+            {
+                "cc": "cubic",
+                "rtt": "20ms",
+                "pacing": {"max_rate": "2Mbps"},
+                "jitter": {"model": "per_packet", "max": "10ms"},
+            }
+        ],
+    }
+    res = lb.execute(Scenario.from_dict(doc), tmp_path / "run")
+    _accurate_or_skip(res)
+    f = res.flows.iloc[0]
+    assert 19.9 < float(f["min_rtt_ms"]) < 21.0
+    extra = float(f["srtt_mean_ms"]) - 20.0
+    assert 2.0 < extra < 11.0, extra
+    assert float(res.summary["qdelay_p95_ms"].iloc[0]) < 2.0

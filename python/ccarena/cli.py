@@ -227,8 +227,9 @@ def _print_linux_checks(res, out: Console, err: Console) -> None:
     out.print(
         f"kernel {lx.get('kernel')}; bottleneck release lateness p50/p99/max "
         f"{_num(sc.get('lateness_p50_us'), '.0f')}/{_num(sc.get('lateness_p99_us'), '.0f')}/"
-        f"{_num(sc.get('lateness_max_us'), '.0f')} us; CPU bottleneck {_num(sc.get('bottleneck_cpu_load'), '.0%')}, "
-        f"sender {_num(sc.get('sender_cpu_load'), '.0%')}, receiver {_num(sc.get('receiver_cpu_load'), '.0%')}"
+        f"{_num(sc.get('lateness_max_us'), '.0f')} us; CPU bottleneck "
+        f"{_num(sc.get('bottleneck_cpu_load'), '.0%')}, sender {_num(sc.get('sender_cpu_load'), '.0%')}, "
+        f"receiver {_num(sc.get('receiver_cpu_load'), '.0%')}"
     )
     for w in lx.get("warnings", []):
         err.print(f"[yellow]warning:[/yellow] {w}")
@@ -242,7 +243,9 @@ def _cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     bad = [b for b in backends if b not in ("sim", "linux")]
     if bad or len(backends) < 2:
-        print(f"ccarena compare: --backends {args.backends!r}: give two or more of sim, linux", file=sys.stderr)
+        print(
+            f"ccarena compare: --backends {args.backends!r}: give two or more of sim, linux", file=sys.stderr
+        )
         return EXIT_BAD_INPUT
     scn = Scenario.load(args.scenario, args.overrides)
     comp = compare(scn, backends, root=args.out, figure=not args.no_figure, console=err)

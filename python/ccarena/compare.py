@@ -108,15 +108,17 @@ class Comparison:
         for b in self.backends[1:]:
             for k, _, _ in FLOW_METRICS:
                 self.flows[f"diff_{b}_{k}"] = self.flows[f"{b}_{k}"] - self.flows[f"{first}_{k}"]
-        self.summary = pd.DataFrame(
-            {b: summary_metrics(self.results[b]) for b in self.backends}
-        ).rename_axis("metric")
+        self.summary = pd.DataFrame({b: summary_metrics(self.results[b]) for b in self.backends}).rename_axis(
+            "metric"
+        )
 
     def rich_tables(self) -> list[Table]:
         first = self.backends[0]
         others = self.backends[1:]
         out = []
-        t = Table(title=f"{self.scenario.name}: per flow ({' vs '.join(self.backends)})", title_justify="left")
+        t = Table(
+            title=f"{self.scenario.name}: per flow ({' vs '.join(self.backends)})", title_justify="left"
+        )
         t.add_column("flow", justify="right")
         t.add_column("cc")
         t.add_column("rtt ms", justify="right")
@@ -220,7 +222,10 @@ def compare(
             if console is not None:
                 with console.status(msg) as st:
                     results[b] = execute_linux(
-                        scn, root=root, figure=figure, progress=lambda m, st=st: st.update(f"{scn.name} linux: {m}")
+                        scn,
+                        root=root,
+                        figure=figure,
+                        progress=lambda m, st=st: st.update(f"{scn.name} linux: {m}"),
                     )
             else:
                 results[b] = execute_linux(scn, root=root, figure=figure)

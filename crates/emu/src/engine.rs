@@ -110,11 +110,14 @@ impl Sampler {
         let mut queue = BufWriter::new(File::create(cfg.out_dir.join("queue.csv"))?);
         writeln!(
             queue,
-            "time_s,backlog_bytes,backlog_pkts,sojourn_mean_ms,sojourn_max_ms,drops,wire_utilization"
+            "time_s,backlog_bytes,backlog_pkts,sojourn_mean_ms,sojourn_max_ms,drops,drops_overflow,drops_aqm,marks,wire_utilization"
         )?;
         queue.flush()?;
         let mut flowq = BufWriter::new(File::create(cfg.out_dir.join("flow_queue.csv"))?);
-        writeln!(flowq, "time_s,flow,queue_backlog_bytes,drops,marks")?;
+        writeln!(
+            flowq,
+            "time_s,flow,queue_backlog_bytes,drops_overflow,drops_aqm,drops_random,acks_lost,marks"
+        )?;
         flowq.flush()?;
         Ok(Sampler {
             interval: cfg.scenario.sample_interval_ns,
@@ -142,20 +145,23 @@ impl Sampler {
         let sent = bn.wire_bytes_out - self.last_wire_bytes;
         self.last_wire_bytes = bn.wire_bytes_out;
         let util = sent as f64 * 8.0 / (bn.rate().0 as f64 * self.interval as f64 / 1e9);
+        let (of, aqm, marks) = bn.flows.iter().fold((0, 0, 0), |(a, b, c), f| {
+            (a + f.drops_overflow, b + f.drops_aqm, c + f.marks)
+        });
         writeln!(
             self.queue,
-            "{t},{},{},{mean},{mx},{},{util}",
+            "{t},{},{},{mean},{mx},{},{of},{aqm},{marks},{util}",
             bn.backlog_bytes(),
             bn.backlog_packets(),
             bn.drops
         )?;
+        let bn = &p.bn;
         for (i, f) in bn.flows.iter().enumerate() {
+            let (rand, acks) = p.random_losses(i);
             writeln!(
                 self.flowq,
-                "{t},{i},{},{},{}",
-                f.backlog_bytes,
-                f.drops_overflow + f.drops_aqm,
-                f.marks
+                "{t},{i},{},{},{},{rand},{acks},{}",
+                f.backlog_bytes, f.drops_overflow, f.drops_aqm, f.marks
             )?;
         }
         self.queue.flush()?;
@@ -293,8 +299,15 @@ impl Engine {
         Ok(())
     }
 
+    /// Free the frames of packets the qdisc dropped or a path lost.
     fn free_dropped(&mut self) {
-        let dropped: Vec<Packet> = self.pipe.bn.dropped.drain(..).collect();
+        let dropped: Vec<Packet> = self
+            .pipe
+            .bn
+            .dropped
+            .drain(..)
+            .chain(self.pipe.lost.drain(..))
+            .collect();
         for p in dropped {
             self.store.release(p.tag);
         }
@@ -392,11 +405,14 @@ impl Engine {
             .iter()
             .enumerate()
             .map(|(i, f)| {
+                let (rand, acks) = self.pipe.random_losses(i);
                 serde_json::json!({
                     "flow": i,
-                    "drops": f.drops_overflow + f.drops_aqm,
+                    "drops": f.drops_overflow + f.drops_aqm + rand,
                     "drops_overflow": f.drops_overflow,
                     "drops_aqm": f.drops_aqm,
+                    "drops_random": rand,
+                    "acks_lost": acks,
                     "marks": f.marks,
                     "frames_fwd": self.c.flow_fwd_frames[i],
                     "frames_rev": self.c.flow_rev_frames[i],

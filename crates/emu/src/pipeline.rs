@@ -13,7 +13,7 @@
 //! stay exact, and the lateness is measured against the schedule.
 
 use ccarena_sim::net::bottleneck::Bottleneck;
-use ccarena_sim::net::path::Path;
+use ccarena_sim::net::path::{flow_paths, Path};
 use ccarena_sim::packet::Packet;
 use ccarena_sim::rng::Rng;
 use ccarena_sim::scenario::Scenario;
@@ -24,32 +24,64 @@ use std::collections::BinaryHeap;
 /// A frame to send now or later: when it is due and its descriptor.
 pub type Release = (Time, Packet);
 
+/// A change the scenario schedules: a flow's RTT, or the bottleneck's rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Step {
+    Rtt { flow: usize, rtt: Dur },
+    Rate(Rate),
+}
+
 pub struct Pipeline {
-    /// Forward (data) delay of each flow, in front of the bottleneck.
+    /// Forward (data) path of each flow, in front of the bottleneck: its
+    /// delay, random loss and jitter.
     fwd: Vec<Path>,
-    /// Reverse (ACK) delay of each flow.
+    /// Reverse (ACK) path of each flow.
     rev: Vec<Path>,
     pub bn: Bottleneck,
     /// Heads of the paths: (exit time, insertion order, path index; forward
     /// paths are 0..n, reverse paths n..2n).
     heads: BinaryHeap<Reverse<(Time, u64, usize)>>,
     order: u64,
+    /// Scheduled steps in time order, and the next one to apply.
+    steps: Vec<(Time, Step)>,
+    next_step: usize,
+    /// Each flow's sender host (CAKE's host isolation) and RTT split.
+    hosts: Vec<u16>,
+    splits: Vec<f64>,
+    /// Packets a path lost at random since the caller last looked (their
+    /// frames are to be freed).
+    pub lost: Vec<Packet>,
 }
 
 impl Pipeline {
     pub fn new(sc: &Scenario) -> Self {
         let n = sc.flows.len();
-        // The veths are the access links: the delay lines themselves do not serialize.
-        let fwd = sc
+        // The veths are the access links: the paths themselves do not serialize.
+        let (fwd, rev) = (0..n).map(|i| flow_paths(sc, i, Rate::INF)).unzip();
+        let mut steps: Vec<(Time, Step)> = sc
             .flows
             .iter()
-            .map(|f| Path::new(Rate::INF, Dur(f.fwd_delay_ns)))
+            .enumerate()
+            .flat_map(|(i, f)| {
+                f.rtt_schedule.iter().map(move |&(t, rtt)| {
+                    (
+                        Time(t),
+                        Step::Rtt {
+                            flow: i,
+                            rtt: Dur(rtt),
+                        },
+                    )
+                })
+            })
             .collect();
-        let rev = sc
-            .flows
-            .iter()
-            .map(|f| Path::new(Rate::INF, Dur(f.rev_delay_ns)))
-            .collect();
+        steps.extend(
+            sc.bottleneck
+                .rate_schedule
+                .iter()
+                .map(|&(t, r)| (Time(t), Step::Rate(Rate(r)))),
+        );
+        // Stable: steps at one instant apply in the order the scenario lists them.
+        steps.sort_by_key(|&(t, _)| t);
         let b = &sc.bottleneck;
         let mut bn = Bottleneck::new(
             Rate(b.rate_bps),
@@ -65,6 +97,11 @@ impl Pipeline {
             bn,
             heads: BinaryHeap::new(),
             order: 0,
+            steps,
+            next_step: 0,
+            hosts: sc.flows.iter().map(|f| f.host as u16).collect(),
+            splits: sc.flows.iter().map(|f| f.rtt_split).collect(),
+            lost: Vec::new(),
         }
     }
 
@@ -78,30 +115,60 @@ impl Pipeline {
     }
 
     /// A frame of flow `pkt.flow` from a sender, read at `now`.
-    pub fn arrive_fwd(&mut self, now: Time, pkt: Packet) {
+    pub fn arrive_fwd(&mut self, now: Time, mut pkt: Packet) {
         let i = pkt.flow as usize;
+        // Hosts as the simulator sets them: the sender's, and one receiver host per flow.
+        pkt.src_host = self.hosts[i];
+        pkt.dst_host = i as u16;
+        let before = self.fwd[i].len();
         if self.fwd[i].push(now, pkt) {
             let t = self.fwd[i].head_time().expect("just pushed");
             self.push_head(t, i);
+        } else if self.fwd[i].len() == before {
+            self.lost.push(pkt);
         }
     }
 
     /// A frame of flow `pkt.flow` from a receiver, read at `now`.
     pub fn arrive_rev(&mut self, now: Time, pkt: Packet) {
         let i = pkt.flow as usize;
+        let before = self.rev[i].len();
         if self.rev[i].push(now, pkt) {
             let t = self.rev[i].head_time().expect("just pushed");
             let n = self.fwd.len();
             self.push_head(t, n + i);
+        } else if self.rev[i].len() == before {
+            self.lost.push(pkt);
         }
+    }
+
+    /// Data packets flow `i`'s forward path lost at random, and ACKs its reverse path lost.
+    pub fn random_losses(&self, i: usize) -> (u64, u64) {
+        (self.fwd[i].lost, self.rev[i].lost)
     }
 
     /// The time of the next internal event, if any.
     pub fn next_event(&self) -> Option<Time> {
         let h = self.heads.peek().map(|Reverse((t, _, _))| *t);
-        match (h, self.bn.wake) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        let s = self.steps.get(self.next_step).map(|&(t, _)| t);
+        [h, self.bn.wake, s].into_iter().flatten().min()
+    }
+
+    fn apply_step(&mut self, t: Time, step: Step, to_receivers: &mut Vec<Release>) {
+        match step {
+            Step::Rtt { flow, rtt } => {
+                // As the simulator: packets already on the path keep their delay.
+                let fwd = rtt.mul_f64(self.splits[flow]);
+                self.fwd[flow].set_delay(fwd);
+                self.rev[flow].set_delay(rtt - fwd);
+            }
+            Step::Rate(rate) => {
+                self.bn.set_rate(t, rate);
+                // A pending wake-up was computed at the old rate.
+                self.bn.wake = None;
+                let mut out = Vec::new();
+                self.service(t, &mut out, to_receivers);
+            }
         }
     }
 
@@ -118,6 +185,15 @@ impl Pipeline {
         let n = self.fwd.len();
         let mut out = Vec::new();
         loop {
+            // Scheduled steps first on a tie (the simulator queues them first).
+            if let Some(&(t, step)) = self.steps.get(self.next_step) {
+                let others = [self.heads.peek().map(|Reverse((t, _, _))| *t), self.bn.wake];
+                if t <= until && others.into_iter().flatten().all(|o| t <= o) {
+                    self.next_step += 1;
+                    self.apply_step(t, step, to_receivers);
+                    continue;
+                }
+            }
             let head = self.heads.peek().map(|Reverse((t, _, i))| (*t, *i));
             let wake = self.bn.wake;
             // Path exits first on a tie: a packet reaching the bottleneck
@@ -184,14 +260,41 @@ mod tests {
     use ccarena_sim::scenario::normalize_json;
 
     fn scenario(rate: &str, buffer: &str, rtts: &[&str]) -> Scenario {
+        scenario_with(
+            rate,
+            buffer,
+            rtts,
+            serde_json::json!({}),
+            serde_json::json!({}),
+        )
+    }
+
+    /// `flow_extra` is merged into every flow, `bn_extra` into the bottleneck.
+    fn scenario_with(
+        rate: &str,
+        buffer: &str,
+        rtts: &[&str],
+        flow_extra: serde_json::Value,
+        bn_extra: serde_json::Value,
+    ) -> Scenario {
         let flows: Vec<_> = rtts
             .iter()
-            .map(|r| serde_json::json!({"cc": "cubic", "rtt": r}))
+            .map(|r| {
+                let mut f = serde_json::json!({"cc": "cubic", "rtt": r});
+                for (k, v) in flow_extra.as_object().unwrap() {
+                    f[k] = v.clone();
+                }
+                f
+            })
             .collect();
+        let mut bn = serde_json::json!({"rate": rate, "buffer": buffer});
+        for (k, v) in bn_extra.as_object().unwrap() {
+            bn[k] = v.clone();
+        }
         normalize_json(
             &serde_json::json!({
-                "name": "t", "duration": "10s",
-                "bottleneck": {"rate": rate, "buffer": buffer},
+                "name": "t", "duration": "100s",
+                "bottleneck": bn,
                 "flows": flows,
             })
             .to_string(),
@@ -294,5 +397,97 @@ mod tests {
         assert_eq!(dropped, vec![3, 4, 5, 6, 7, 8, 9]);
         assert!(p.bn.max_backlog.1 <= 3);
         assert_eq!(p.in_flight(), 0);
+    }
+
+    #[test]
+    fn random_loss_drops_about_its_share_and_reports_the_frames() {
+        let sc = scenario_with(
+            "1Gbps",
+            "10000pkt",
+            &["2ms"],
+            serde_json::json!({"loss": "10%", "ack_loss": "5%"}),
+            serde_json::json!({}),
+        );
+        let mut p = Pipeline::new(&sc);
+        let n = 20_000u32;
+        for i in 0..n {
+            p.arrive_fwd(Time(i as u64 * 20_000), data(0, i));
+            let mut a = Packet::ack(0, 0, &[]);
+            a.tag = n + i;
+            p.arrive_rev(Time(i as u64 * 20_000), a);
+        }
+        let (rx, tx) = run_until(&mut p, Time(10_000_000_000));
+        let (lost_fwd, lost_rev) = p.random_losses(0);
+        assert_eq!(rx.len() as u64 + lost_fwd, n as u64);
+        assert_eq!(tx.len() as u64 + lost_rev, n as u64);
+        assert_eq!(p.lost.len() as u64, lost_fwd + lost_rev);
+        let f = lost_fwd as f64 / n as f64;
+        let r = lost_rev as f64 / n as f64;
+        assert!((f - 0.10).abs() < 0.01, "{f}");
+        assert!((r - 0.05).abs() < 0.01, "{r}");
+        // The lost frames are the ones missing from the releases.
+        let mut tags: Vec<u32> = rx.iter().chain(tx.iter()).map(|(_, p)| p.tag).collect();
+        tags.extend(p.lost.iter().map(|p| p.tag));
+        tags.sort_unstable();
+        assert_eq!(tags, (0..2 * n).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn jitter_adds_up_to_its_maximum_and_never_reorders() {
+        let sc = scenario_with(
+            "1Gbps",
+            "10000pkt",
+            &["20ms"],
+            serde_json::json!({"jitter": {"model": "per_packet", "max": "5ms"}}),
+            serde_json::json!({}),
+        );
+        let mut p = Pipeline::new(&sc);
+        let n = 2_000u32;
+        for i in 0..n {
+            // Sparse enough (1 ms apart) that most packets keep their own draw.
+            p.arrive_fwd(Time(i as u64 * 1_000_000), data(0, i));
+        }
+        let (rx, _) = run_until(&mut p, Time(100_000_000_000));
+        assert_eq!(rx.len(), n as usize);
+        let extra: Vec<u64> = rx
+            .iter()
+            .map(|(t, pkt)| t.0 - pkt.tag as u64 * 1_000_000 - 10_000_000)
+            .collect();
+        assert!(extra.iter().all(|&e| e <= 5_000_000 + 20_000));
+        let mean = extra.iter().sum::<u64>() as f64 / n as f64;
+        assert!(mean > 1_500_000.0 && mean < 4_000_000.0, "{mean}");
+        assert!(rx.windows(2).all(|w| w[0].1.tag < w[1].1.tag));
+    }
+
+    #[test]
+    fn schedules_change_the_rtt_and_the_rate() {
+        let sc = scenario_with(
+            "12Mbps",
+            "100pkt",
+            &["20ms"],
+            serde_json::json!({"rtt_schedule": [["1s", "40ms"]]}),
+            serde_json::json!({"rate_schedule": [["1s", "6Mbps"]]}),
+        );
+        let mut p = Pipeline::new(&sc);
+        p.arrive_fwd(Time(0), data(0, 0));
+        let (mut rx, _) = run_until(&mut p, Time(1_500_000_000));
+        p.arrive_fwd(Time(2_000_000_000), data(0, 1));
+        p.arrive_fwd(Time(2_000_000_000), data(0, 2));
+        rx.extend(run_until(&mut p, Time(10_000_000_000)).0);
+        assert_eq!(rx[0].0, Time(10_000_000));
+        // After the steps: 20 ms forward, and 6 Mbps between back-to-back packets.
+        assert_eq!(rx[1].0, Time(2_020_000_000));
+        let tx = Rate(6_000_000).tx_time(Bytes(1514)).0;
+        assert_eq!(rx[2].0 .0 - rx[1].0 .0, tx);
+    }
+
+    #[test]
+    fn cake_sees_the_scenarios_hosts() {
+        let sc = scenario("12Mbps", "100pkt", &["2ms", "2ms"]);
+        let mut p = Pipeline::new(&sc);
+        p.arrive_fwd(Time(0), data(1, 0));
+        let (rx, _) = run_until(&mut p, Time(1_000_000_000));
+        assert_eq!(rx[0].1.src_host, sc.flows[1].host as u16);
+        assert_eq!(rx[0].1.dst_host, 1);
     }
 }

@@ -13,8 +13,7 @@ use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::table::Table;
 use crate::net::bottleneck::Bottleneck;
-use crate::net::impair::{Jitter, JitterConfig, LossConfig};
-use crate::net::path::{Impairments, Path};
+use crate::net::path::{flow_paths, Path};
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
@@ -155,14 +154,7 @@ impl<'a> World<'a> {
                 ecn: f.ecn,
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
             };
-            let access = Rate(f.access_rate_bps);
-            let imp = |loss: &LossConfig, jitter: &Option<JitterConfig>, name: &str| Impairments {
-                loss: loss.build().expect("validated"),
-                jitter: jitter
-                    .as_ref()
-                    .map_or(Jitter::None, |j| j.build().expect("validated")),
-                rng: Rng::stream(sc.seed, &format!("flow{i}.{name}")),
-            };
+            let (fwd, rev) = flow_paths(sc, i, Rate(f.access_rate_bps));
             let echo = match f.cc.as_str() {
                 "dctcp" | "bbr2" | "bbr3" => EcnEcho::Accurate,
                 _ => EcnEcho::Rfc3168,
@@ -170,13 +162,8 @@ impl<'a> World<'a> {
             flows.push(FlowRt {
                 sender: Sender::new(cfg, sc.cc_config(i), app.clone()),
                 receiver: Receiver::new(f.id, echo),
-                fwd: Path::new(access, Dur(f.fwd_delay_ns))
-                    .with_impairments(imp(&f.loss, &f.jitter, "fwd")),
-                rev: Path::new(access, Dur(f.rev_delay_ns)).with_impairments(imp(
-                    &f.ack_loss,
-                    &f.ack_jitter,
-                    "rev",
-                )),
+                fwd,
+                rev,
                 app,
                 mss: f.mss,
                 start: Time(f.start_ns),

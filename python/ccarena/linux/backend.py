@@ -175,7 +175,7 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
             so_max = max_rate // 8 if max_rate else PACING_UNLIMITED_BUT_ON
             if not fq_warned:
                 notes.append(
-                    "pacing = \"fq\": this kernel has no sch_fq; TCP's internal pacing stands in for it "
+                    'pacing = "fq": this kernel has no sch_fq; TCP\'s internal pacing stands in for it '
                     "(SO_MAX_PACING_RATE turns it on for every algorithm, at sk_pacing_rate"
                     + (", capped at max_rate" if max_rate else "")
                     + ")"
@@ -185,8 +185,12 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
             if max_rate:
                 so_max = max_rate // 8
         elif mode == "none" and kernel == "bbr" and not none_warned:
-            notes.append("pacing = \"none\": Linux BBR always paces itself; it is paced here")
+            notes.append('pacing = "none": Linux BBR always paces itself; it is paced here')
             none_warned = True
+        if f.get("chunks"):
+            raise LinuxUnsupported(
+                f"{at}: trace replay (chunks) is not supported by the Linux backend's traffic generator"
+            )
         mss = int(f.get("mss", DEFAULT_MSS))
         if mss > DEFAULT_MSS:
             raise LinuxUnsupported(
@@ -202,6 +206,7 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
                 "max_pacing_rate": so_max,
                 "user_mss": mss + TCP_TIMESTAMP_OPT if mss < DEFAULT_MSS else None,
                 "rcvbuf": f.get("rwnd_bytes"),
+                "after": f.get("after"),
             }
         )
     ecn = {bool(f.get("ecn")) for f in n["flows"]}
@@ -345,15 +350,23 @@ def run_in_namespaces(
         procs.start(
             "bottleneck",
             topo.exec_args(
-                topo.rtr, str(binary),
-                "--scenario", str(workdir / "scenario.json"),
-                "--if-senders", netns.ROUTER_IF_SND,
-                "--if-receivers", netns.ROUTER_IF_RCV,
-                "--port-base", str(PORT_BASE),
-                "--t0-ns", str(t0),
-                "--stop-after-s", str(duration_ns / 1e9 + 20),
-                "--out", str(bn_dir),
-            ),  # fmt: skip
+                topo.rtr,
+                str(binary),
+                "--scenario",
+                str(workdir / "scenario.json"),
+                "--if-senders",
+                netns.ROUTER_IF_SND,
+                "--if-receivers",
+                netns.ROUTER_IF_RCV,
+                "--port-base",
+                str(PORT_BASE),
+                "--t0-ns",
+                str(t0),
+                "--stop-after-s",
+                str(duration_ns / 1e9 + 20),
+                "--out",
+                str(bn_dir),
+            ),
             workdir / "bottleneck.log",
         )
         gen = str(Path(__file__).resolve().parent / "gen.py")

@@ -12,7 +12,8 @@ no entry in ``net.ipv4.tcp_allowed_congestion_control``), pacing
 (``SO_MAX_PACING_RATE``, see ``backend.py``) and MSS, connects, and sends
 either ``size`` bytes (then waits for the receiver's close: the flow
 completion time runs from the SYN to that moment) or bulk data until the
-end of the run. A sampler thread reads ``TCP_INFO`` (and BBR's
+end of the run. A successive flow (``after``) starts its gap after its
+predecessor completes. A sampler thread reads ``TCP_INFO`` (and BBR's
 ``TCP_CC_INFO``) of every open socket at every sampling instant.
 
 Receiver: one listening socket per flow (its ``SO_RCVBUF`` is the flow's
@@ -112,6 +113,9 @@ class SenderFlow:
         self.lock = threading.Lock()
         self.result: dict[str, Any] = {"flow": spec["id"]}
         self.final_info: dict[str, Any] | None = None
+        # Set when the flow completes (the receiver closed after the last byte).
+        self.done = threading.Event()
+        self.after: SenderFlow | None = None
 
     def open_socket(self) -> socket.socket:
         f = self.spec
@@ -127,10 +131,20 @@ class SenderFlow:
         f = self.spec
         end = cfg["duration_ns"] / 1e9
         try:
-            if not clock.sleep_until(f["start_ns"] / 1e9):
+            if self.after is not None:
+                # A successive flow: gap_ns after its predecessor completes.
+                while not self.after.done.wait(0.05):
+                    if STOP.is_set() or clock.now() >= end:
+                        return
+                start = clock.now() + f["after"]["gap_ns"] / 1e9
+            else:
+                start = f["start_ns"] / 1e9
+            if not clock.sleep_until(start) or clock.now() >= end:
                 return
             s = self.open_socket()
-            self.result["cc_set"] = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+            self.result["cc_set"] = (
+                s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+            )
             self.result["syn_s"] = clock.now()
             s.settimeout(max(end - clock.now(), 0.1))
             s.connect((cfg["dst"], f["port"]))
@@ -156,6 +170,7 @@ class SenderFlow:
                     try:
                         if s.recv(4096) == b"":
                             self.result["done_s"] = clock.now()
+                            self.done.set()
                             break
                     except TimeoutError:
                         continue
@@ -195,6 +210,9 @@ class SenderFlow:
 def run_sender(cfg: dict[str, Any], out: Path) -> None:
     clock = Clock(cfg["t0_ns"])
     flows = [SenderFlow(f) for f in cfg["flows"]]
+    for fl in flows:
+        if fl.spec.get("after"):
+            fl.after = flows[fl.spec["after"]["flow"]]
     threads = [threading.Thread(target=fl.run, args=(cfg, clock), daemon=True) for fl in flows]
     for t in threads:
         t.start()

@@ -22,6 +22,7 @@ taken from user input.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -102,10 +103,8 @@ def _kill_pids(pids: Sequence[int], grace: float = 2.0) -> None:
         alive = [p for p in alive if _alive(p)]
         time.sleep(0.02)
     for pid in alive:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _alive(pid: int) -> bool:

@@ -5,9 +5,10 @@
 //! only its head packet: one pending event per path, however many packets
 //! it carries.
 
-use super::impair::{Jitter, LossModel};
+use super::impair::{Jitter, JitterConfig, LossConfig, LossModel};
 use crate::packet::Packet;
 use crate::rng::Rng;
+use crate::scenario::Scenario;
 use crate::units::{Bytes, Dur, Rate, Time};
 use std::collections::VecDeque;
 
@@ -29,6 +30,31 @@ pub struct Path {
     /// Exit time of the packet that entered last (exits never reorder).
     last_exit: Time,
     q: VecDeque<(Time, Packet)>,
+}
+
+/// The forward (data) and reverse (ACK) paths of flow `i` as the scenario
+/// describes them: delays, loss and jitter, each direction with its own
+/// random stream (`flow<i>.fwd`, `flow<i>.rev`). `access` is the rate of the
+/// serializing link in front of the delay (the flow's access link in the
+/// simulator; `Rate::INF` where real links serialize, as in the Linux
+/// backend's bottleneck).
+pub fn flow_paths(sc: &Scenario, i: usize, access: Rate) -> (Path, Path) {
+    let f = &sc.flows[i];
+    let imp = |loss: &LossConfig, jitter: &Option<JitterConfig>, name: &str| Impairments {
+        loss: loss.build().expect("validated"),
+        jitter: jitter
+            .as_ref()
+            .map_or(Jitter::None, |j| j.build().expect("validated")),
+        rng: Rng::stream(sc.seed, &format!("flow{i}.{name}")),
+    };
+    (
+        Path::new(access, Dur(f.fwd_delay_ns)).with_impairments(imp(&f.loss, &f.jitter, "fwd")),
+        Path::new(access, Dur(f.rev_delay_ns)).with_impairments(imp(
+            &f.ack_loss,
+            &f.ack_jitter,
+            "rev",
+        )),
+    )
 }
 
 impl Path {

@@ -134,6 +134,12 @@ pub enum CcEvent {
     /// The receiver saw a CE mark (ECN), and one without.
     EcnIsCe,
     EcnNoCe,
+    /// New data after an idle period longer than the RTO
+    /// (`tcp_cwnd_restart`, only for algorithms without `cong_control`).
+    CwndRestart {
+        idle: Dur,
+        rto: Dur,
+    },
 }
 
 /// What the CC asks of the TCP core after an ACK.

@@ -389,37 +389,56 @@ def test_workload_scenario_toml_roundtrip(trace, tmp_path):
     assert tomllib.loads(p.read_text()) == doc
 
 
-def _core_takes(flow: dict) -> bool:
-    """Whether the core accepts this [[flows]] entry (False if it names an unknown field)."""
-    from ccarena import Scenario, ScenarioError
-
-    doc = {"duration": "1s", "bottleneck": {"rate": "10Mbps", "buffer": "1BDP"}, "flows": [flow]}
-    try:
-        Scenario.from_dict(doc)
-    except ScenarioError as e:
-        if "unknown field" in e.message:
-            return False
-        raise
-    return True
-
-
 def test_generated_flows_validate_in_the_core(trace):
-    """The sizes and times as written ("<n>B", "<n>ns") pass the core's validation."""
+    """The sizes and times as written ("<n>B", "<n>ns") pass the core's validation, exactly."""
     from ccarena import Scenario
 
-    doc = wl.workload_scenario(wl.collapsed(trace), senders=0, rate="100Mbps")
-    scn = Scenario.from_dict(doc)
-    got = [(f["start_ns"], f["size_bytes"]) for f in scn.normalized["flows"]]
     w = wl.collapsed(trace)
-    assert got == list(zip(w.flows.start_ns.tolist(), w.flows.size_bytes.tolist(), strict=True))
+    scn = Scenario.from_dict(wl.workload_scenario(w, senders=2, rate="100Mbps"))
+    got = [(f["start_ns"], f["size_bytes"], f["host"]) for f in scn.normalized["flows"]]
+    want = zip(w.flows.start_ns.tolist(), w.flows.size_bytes.tolist(), [0, 1, 0, 1], strict=True)
+    assert got == list(want)
+    rep = Scenario.from_dict(wl.workload_scenario(wl.replay(trace), senders=2, rate="100Mbps"))
+    assert rep.normalized["flows"][0]["chunks"] == [[10 * MS, 2000], [120 * MS, 1948], [469_999_000, 300]]
 
 
-def test_generated_hosts_and_chunks_validate_in_the_core(trace):
-    from ccarena import Scenario
+def test_scenario_end_leaves_out_late_flows_and_chunks(trace):
+    w = wl.replay(trace)
+    doc = wl.workload_scenario(w, duration_s=0.3)
+    assert len(doc["flows"]) == 4
+    assert doc["flows"][0]["chunks"] == [["10000000ns", "2000B"], ["120000000ns", "1948B"]]
+    doc = wl.workload_scenario(w, duration_s=0.06)  # only flows with a chunk before 60 ms
+    assert [e["start"] for e in doc["flows"]] == ["0ns", "5000000ns", "50000000ns"]
+    assert wl.scenario_flows(wl.collapsed(trace), end_ns=50 * MS)[-1]["start"] == "5000000ns"
 
-    if not (
-        _core_takes({"cc": "cubic", "size": "1000B", "host": 1})
-        and _core_takes({"cc": "cubic", "chunks": [["0ns", "1000B"], ["5ns", "1B"]]})
-    ):
-        pytest.skip("the core does not take `host` and `chunks` yet")
-    Scenario.from_dict(wl.workload_scenario(wl.replay(trace), senders=2, rate="100Mbps"))
+
+def test_replay_runs_in_the_simulator(trace, tmp_path):
+    """Replay through the core: every flow delivers its chunks; the first flow
+    completes one RTT after its last chunk is written; flows alternate hosts."""
+    import ccarena
+
+    w = wl.replay(trace)
+    doc = wl.workload_scenario(w, cc="cubic", rate="100Mbps", rtt="20ms", senders=2, drain_s=1.0)
+    r = ccarena.run(doc, out=tmp_path / "run")
+    f = r.flows.sort_values("flow").reset_index(drop=True)
+    assert f.size_bytes.tolist() == w.flows.size_bytes.tolist()
+    assert (f.bytes == f.size_bytes).all() and f.fct_s.notna().all()
+    assert f.host.tolist() == [0, 1, 0, 1]
+    assert f.fct_s[0] >= 0.469_999 + 0.020 - 1e-9  # written at 469.999 ms, ACKed one RTT later
+    assert f.fct_s[2] < 0.1  # B6's one chunk of 3 segments
+
+
+def test_successive_flows_run_in_the_simulator(tmp_path):
+    import ccarena
+
+    doc = {
+        "name": "succ",
+        "duration": "3s",
+        "bottleneck": {"rate": "20Mbps", "buffer": "1BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [wl.successive_flow("cubic", "100KB", gap="100ms", count=4, start="0.5s")],
+    }
+    f = ccarena.run(doc, out=tmp_path / "run").flows.sort_values("start_s")
+    assert len(f) == 4 and f.fct_s.notna().all()
+    ends = (f.start_s + f.fct_s).to_numpy()
+    assert f.start_s.to_numpy()[1:] == pytest.approx(ends[:-1] + 0.1, abs=1e-6)

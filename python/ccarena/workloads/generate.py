@@ -39,6 +39,7 @@ def scenario_flows(
     senders: int = 2,
     *,
     replay_chunks: bool | None = None,
+    end_ns: int | None = None,
     **extra: Any,
 ) -> list[dict[str, Any]]:
     """One ``[[flows]]`` entry per flow of ``workload``, in order of start.
@@ -46,8 +47,10 @@ def scenario_flows(
     ``senders``: how many hosts the flows are dealt to round-robin
     (``host = i % senders``); ``senders=0`` leaves ``host`` out.
     ``replay_chunks``: write ``chunks`` (default: when the workload has
-    them, i.e. Replay) or ``size``. ``extra``: keys added to every entry
-    (e.g. ``rtt="20ms"``, ``pacing="fq"``)."""
+    them, i.e. Replay) or ``size``. ``end_ns``: the end of the run; flows
+    starting at or after it and chunks written at or after it are left out
+    (the core refuses them). ``extra``: keys added to every entry (e.g.
+    ``rtt="20ms"``, ``pacing="fq"``)."""
     if senders < 0:
         raise ValueError("senders must be >= 0")
     fl = workload.flows
@@ -60,6 +63,8 @@ def scenario_flows(
     per_flow: list[list[list[str]]] | None = None
     if use_chunks:
         ch = workload.chunks.sort_values(["flow", "offset_ns"], kind="stable")
+        if end_ns is not None:
+            ch = ch[starts[ch.flow.to_numpy()] + ch.offset_ns.to_numpy() < end_ns]
         f = ch.flow.to_numpy(np.int64)
         off = ch.offset_ns.to_numpy(np.int64)
         nb = ch.bytes.to_numpy(np.int64)
@@ -68,6 +73,10 @@ def scenario_flows(
             [[_ns(off[j]), _b(nb[j])] for j in range(bounds[i], bounds[i + 1])] for i in range(len(fl))
         ]
     out: list[dict[str, Any]] = []
+    if end_ns is not None:
+        order = order[starts[order] < end_ns]
+    if per_flow is not None:
+        order = order[np.array([len(per_flow[i]) > 0 for i in order], dtype=bool)]
     for k, i in enumerate(order):
         e: dict[str, Any] = {"cc": cc, "start": _ns(starts[i])}
         if per_flow is not None:
@@ -118,16 +127,18 @@ def workload_scenario(
     """A whole scenario (a dict, as ``tomllib`` would load one) running
     ``workload`` over one bottleneck: ``rate``, ``buffer``, every flow's
     base RTT ``rtt``. ``duration_s`` defaults to the workload's span plus
-    ``drain_s`` for the last flows to finish."""
+    ``drain_s`` for the last flows to finish; flows and chunks that would
+    start at or after the end are left out."""
     dur = duration_s if duration_s is not None else workload.duration_ns / 1e9 + drain_s
+    end_ns = math.ceil(dur * 1e9)
     return {
         "name": name or f"workload-{workload.mode}",
-        "duration": _ns(math.ceil(dur * 1e9)),
+        "duration": _ns(end_ns),
         "seed": seed,
         "bottleneck": {"rate": rate, "buffer": buffer, **(bottleneck or {})},
         "path": {"rtt": rtt},
         "sample": {"interval": sample_interval},
-        "flows": scenario_flows(workload, cc=cc, senders=senders, **flow_extra),
+        "flows": scenario_flows(workload, cc=cc, senders=senders, end_ns=end_ns, **flow_extra),
     }
 
 

@@ -18,6 +18,7 @@ and end, but neither start nor extend a chunk.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -332,7 +333,7 @@ def read_pcap(
     acc: dict[tuple, list[int]] = {}
     keys: list[tuple] = []  # flow id -> key
     done: list[list[int]] = []  # accumulators of flows ended by the idle timeout
-    closed: list[tuple[int, int, int, int, int]] = []  # (flow, start, end, bytes, packets)
+    closed = array("q")  # closed chunks, 5 int64 each: flow, start, end, bytes, packets
     t_first: int | None = None
     t_last = 0
     epoch_s = 0.0
@@ -377,7 +378,7 @@ def read_pcap(
                 a[4] += 1
                 a[5] += payload
                 if a[6] >= 0 and t - a[7] >= thr:
-                    closed.append((a[0], a[6], a[7], a[8], a[9]))
+                    closed.extend((a[0], a[6], a[7], a[8], a[9]))
                     a[10] += 1
                     a[6] = -1
                 if a[6] < 0:
@@ -408,7 +409,7 @@ def read_pcap(
             "chunks": arr[:, 6],
         }
     )
-    ch = np.array(closed, dtype=np.int64).reshape(len(closed), 5)
+    ch = np.frombuffer(closed, dtype=np.int64).reshape(-1, 5) if len(closed) else np.zeros((0, 5), np.int64)
     chunks = (
         pd.DataFrame(ch, columns=["flow", "start_ns", "end_ns", "bytes", "packets"])
         .sort_values(["flow", "start_ns"], kind="stable")
@@ -425,9 +426,9 @@ def read_pcap(
     )
 
 
-def _close(a: list[int], closed: list) -> None:
+def _close(a: list[int], closed: array) -> None:
     """Close a flow's open chunk."""
     if a[6] >= 0:
-        closed.append((a[0], a[6], a[7], a[8], a[9]))
+        closed.extend((a[0], a[6], a[7], a[8], a[9]))
         a[10] += 1
         a[6] = -1

@@ -8,7 +8,7 @@
 //! hands packets to the receiver the moment its tokens allow (see
 //! net::bottleneck), so all propagation delay sits in the two paths.
 
-use crate::app::App;
+use crate::app::{App, Chunks};
 use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::table::Table;
@@ -32,6 +32,8 @@ enum Ev {
     Bottleneck,
     SenderTimer(u32),
     DelAck(u32),
+    /// Flow i's application writes its next chunk.
+    AppWrite(u32),
     Sample,
 }
 
@@ -69,8 +71,11 @@ struct FlowRt {
     delack_at: Option<Time>,
     /// Receiver-side bytes at the previous sample, for interval goodput.
     last_bytes: u64,
-    /// Data packets that reached the receiver, and ACK-path packets.
+    /// Data packets that reached the receiver.
     data_received: u64,
+    started: bool,
+    /// The successive flow that starts after this one completes, and its gap.
+    successor: Option<(u32, Dur)>,
 }
 
 struct SampleCols {
@@ -122,9 +127,16 @@ impl<'a> World<'a> {
         let n = sc.flows.len();
         let mut flows = Vec::with_capacity(n);
         for (i, f) in sc.flows.iter().enumerate() {
-            let app = match f.size_bytes {
-                Some(b) => App::Sized { bytes: b },
-                None => App::Bulk,
+            let app = if !f.chunks.is_empty() {
+                App::Chunks(Chunks::new(
+                    f.chunks.iter().map(|&(o, b)| (Dur(o), b)).collect(),
+                    f.mss,
+                ))
+            } else {
+                match f.size_bytes {
+                    Some(b) => App::Sized { bytes: b },
+                    None => App::Bulk,
+                }
             };
             let cfg = SenderConfig {
                 flow: f.id,
@@ -148,7 +160,14 @@ impl<'a> World<'a> {
                 delack_at: None,
                 last_bytes: 0,
                 data_received: 0,
+                started: false,
+                successor: None,
             });
+        }
+        for f in &sc.flows {
+            if let Some(a) = f.after {
+                flows[a.flow as usize].successor = Some((f.id, Dur(a.gap_ns)));
+            }
         }
         let b = &sc.bottleneck;
         let bn = Bottleneck::new(
@@ -159,7 +178,7 @@ impl<'a> World<'a> {
             n,
         );
         let mut q = EventQueue::new();
-        for f in &sc.flows {
+        for f in sc.flows.iter().filter(|f| f.after.is_none()) {
             q.push(Time(f.start_ns), Ev::Start(f.id));
         }
         q.push(Time(sc.sample_interval_ns), Ev::Sample);
@@ -223,7 +242,13 @@ impl<'a> World<'a> {
         match ev {
             Ev::Start(i) => {
                 let mut out = std::mem::take(&mut self.out);
-                self.flows[i as usize].sender.start(now, &mut out);
+                let f = &mut self.flows[i as usize];
+                f.start = now;
+                f.started = true;
+                f.sender.start(now, &mut out);
+                if let Some(t) = f.app.next_write(now, now) {
+                    self.q.push(t, Ev::AppWrite(i));
+                }
                 self.send_forward(now, i, &mut out);
                 self.out = out;
                 self.arm_sender(i);
@@ -255,6 +280,18 @@ impl<'a> World<'a> {
                 }
                 if let Some(t) = self.flows[i as usize].rev.head_time() {
                     self.q.push(t, Ev::Rev(i));
+                }
+                self.send_forward(now, i, &mut out);
+                self.out = out;
+                self.arm_sender(i);
+                self.check_completion(now, i);
+            }
+            Ev::AppWrite(i) => {
+                let mut out = std::mem::take(&mut self.out);
+                let f = &mut self.flows[i as usize];
+                f.sender.on_app_write(now, &mut out);
+                if let Some(t) = f.app.next_write(now, f.start) {
+                    self.q.push(t, Ev::AppWrite(i));
                 }
                 self.send_forward(now, i, &mut out);
                 self.out = out;
@@ -293,9 +330,26 @@ impl<'a> World<'a> {
         }
     }
 
+    /// When a flow completes, start its successor after the gap.
+    fn check_completion(&mut self, now: Time, i: u32) {
+        let f = &mut self.flows[i as usize];
+        if f.sender.is_done() {
+            if let Some((next, gap)) = f.successor.take() {
+                self.q.push(now + gap, Ev::Start(next));
+            }
+            f.fwd.shrink();
+            f.rev.shrink();
+        }
+    }
+
     fn send_forward(&mut self, now: Time, i: u32, out: &mut Vec<Packet>) {
         let f = &mut self.flows[i as usize];
-        for p in out.drain(..) {
+        // Hosts for per-host queueing (CAKE): the sender's host, and one
+        // receiver host per flow (ids folded into 16 bits).
+        let src_host = self.sc.flows[i as usize].host as u16;
+        for mut p in out.drain(..) {
+            p.src_host = src_host;
+            p.dst_host = i as u16;
             if f.fwd.push(now, p) {
                 let t = f.fwd.head_time().expect("just pushed");
                 self.q.push(t, Ev::Fwd(i));
@@ -368,7 +422,12 @@ impl<'a> World<'a> {
     fn sample(&mut self, now: Time) {
         let interval = Dur(self.sc.sample_interval_ns).secs_f64();
         let s = &mut self.samples;
+        let since = now - Dur(self.sc.sample_interval_ns);
         for (i, f) in self.flows.iter_mut().enumerate() {
+            // Only flows active during the interval have a row.
+            if !f.started || f.sender.stats.completed_at.is_some_and(|t| t <= since) {
+                continue;
+            }
             let bytes = f.app.bytes_in(f.receiver.rcv_nxt(), f.mss);
             let snap = f.sender.sample();
             s.time.push(now.secs_f64());
@@ -444,10 +503,14 @@ impl<'a> World<'a> {
         let mut c_rtos = Vec::with_capacity(n);
         let mut c_in_net = Vec::with_capacity(n);
         let mut c_received = Vec::with_capacity(n);
+        let mut c_host = Vec::with_capacity(n);
         let (mut total_bytes, mut total_sent, mut total_retx) = (0u64, 0u64, 0u64);
         let (mut srtt_sum, mut srtt_n) = (0.0, 0u64);
         let mut goodputs = Vec::with_capacity(n);
         for (i, f) in self.flows.iter().enumerate() {
+            if !f.started {
+                continue; // a successive flow whose turn never came
+            }
             let spec = &sc.flows[i];
             let st = &f.sender.stats;
             let snap = f.sender.sample();
@@ -493,6 +556,7 @@ impl<'a> World<'a> {
             c_rtos.push(st.rto_count as i64);
             c_in_net.push((on_path + q.backlog_pkts) as i64);
             c_received.push(f.data_received as i64);
+            c_host.push(spec.host as i64);
             total_bytes += bytes;
             total_sent += st.segs_sent;
             total_retx += st.segs_retrans;
@@ -522,13 +586,14 @@ impl<'a> World<'a> {
         flows.i64("rto_count", c_rtos);
         flows.i64("segs_in_network", c_in_net);
         flows.i64("segs_received", c_received);
+        flows.i64("host", c_host);
 
         let dur = end.secs_f64();
         let capacity_bits = rate.0 as f64 * dur;
         let mut summary = Table::new("summary");
         summary.f64("duration_s", vec![dur]);
         summary.f64("rate_mbps", vec![rate.mbps_f64()]);
-        summary.i64("flows", vec![n as i64]);
+        summary.i64("flows", vec![goodputs.len() as i64]);
         summary.f64(
             "utilization",
             vec![total_bytes as f64 * 8.0 / capacity_bits],

@@ -60,6 +60,11 @@ impl Path {
         }
     }
 
+    /// Give back queue memory beyond what the packets on the path need.
+    pub fn shrink(&mut self) {
+        self.q.shrink_to_fit();
+    }
+
     pub fn len(&self) -> usize {
         self.q.len()
     }

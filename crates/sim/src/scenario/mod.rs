@@ -99,7 +99,25 @@ pub struct FlowSpec {
     pub ecn: bool,
     pub mss: u32,
     pub init_cwnd: u32,
+    /// Sender host (CAKE's per-host isolation; flows of one host are dealt to it).
+    pub host: u32,
+    /// Start `gap_ns` after flow `flow` completes, instead of at `start_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<After>,
+    /// Application writes (offset from the start, bytes); empty unless a trace replay.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<(u64, u64)>,
 }
+
+/// A successive flow's dependency: it starts `gap_ns` after `flow` completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct After {
+    pub flow: u32,
+    pub gap_ns: u64,
+}
+
+/// Upper bound on the flows one scenario may expand to.
+const MAX_FLOWS: usize = 1_000_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {
@@ -463,6 +481,78 @@ fn expand_flow(
             }
         },
     };
+    let mut chunks = Vec::new();
+    if let Some(cs) = &rf.chunks {
+        if rf.size.is_some() {
+            return err(
+                at("size"),
+                "give either size or chunks (a flow's size is the sum of its chunks)",
+            );
+        }
+        if cs.is_empty() {
+            return err(
+                at("chunks"),
+                "an empty list: give at least one [offset, bytes] pair",
+            );
+        }
+        let mut last = Dur::ZERO;
+        for (k, (off, bytes)) in cs.iter().enumerate() {
+            let off = duration_at(&format!("flows[{g}].chunks[{k}][0]"), off)?;
+            if off < last {
+                return err(
+                    format!("flows[{g}].chunks[{k}][0]"),
+                    "chunk offsets must not decrease",
+                );
+            }
+            last = off;
+            let b = match units::parse_size(&bytes.0)
+                .or_else(|m| err(format!("flows[{g}].chunks[{k}][1]"), m))?
+            {
+                SizeSpec::Bytes(b) if b > 0 => b,
+                _ => {
+                    return err(
+                        format!("flows[{g}].chunks[{k}][1]"),
+                        "a chunk is a positive number of bytes, e.g. \"20KB\"",
+                    )
+                }
+            };
+            chunks.push((off.0, b));
+        }
+        if start + last >= duration {
+            return err(
+                at("chunks"),
+                "the last chunk is written after the end of the run",
+            );
+        }
+    }
+    let size = if chunks.is_empty() {
+        size
+    } else {
+        Some(chunks.iter().map(|c| c.1).sum())
+    };
+    let repeat = match &rf.repeat {
+        None => None,
+        Some(r) => {
+            if rf.size.is_none() {
+                return err(
+                    at("repeat"),
+                    "successive flows need a size (e.g. size = \"1MB\")",
+                );
+            }
+            let gap = match &r.gap {
+                Some(gap) => duration_at(&at("repeat.gap"), gap)?,
+                None => Dur::ZERO,
+            };
+            // Until the end: each flow lasts at least one RTT plus the gap.
+            let bound = (duration - start).0 / gap.0.max(rtt.0).max(1) + 1;
+            let n = match r.count {
+                Some(c) if c < 1 => return err(at("repeat.count"), format!("{c}: at least 1")),
+                Some(c) => c as u64,
+                None => bound,
+            };
+            Some((gap, n))
+        }
+    };
     let pacing = parse_pacing(&at("pacing"), rf.pacing.as_ref())?;
     let init_cwnd = rf.init_cwnd.unwrap_or(DEFAULT_INIT_CWND as i64);
     if !(1..=10_000).contains(&init_cwnd) {
@@ -471,30 +561,52 @@ fn expand_flow(
             format!("{init_cwnd} is outside 1..10000 packets"),
         );
     }
+    let host = match rf.host {
+        Some(h) if !(0..=65_535).contains(&h) => {
+            return err(at("host"), format!("{h} is outside 0..65535"))
+        }
+        h => h,
+    };
     let fwd = rtt.mul_f64(split);
+    let (gap, chain) = repeat.unwrap_or((Dur::ZERO, 1));
+    if out.len() as u64 + count as u64 * chain > MAX_FLOWS as u64 {
+        return err(
+            at("count"),
+            format!("the scenario would have more than {MAX_FLOWS} flows"),
+        );
+    }
     for _ in 0..count {
-        let id = out.len() as u32;
-        out.push(FlowSpec {
-            id,
-            group: g as u32,
-            label: rf
-                .label
-                .clone()
-                .unwrap_or_else(|| format!("{}-{}", cfg.name(), units::format_duration(rtt))),
-            cc: cfg.name().to_string(),
-            cc_params: cfg.params_json(),
-            rtt_ns: rtt.0,
-            fwd_delay_ns: fwd.0,
-            rev_delay_ns: (rtt - fwd).0,
-            access_rate_bps: access_rate.0,
-            start_ns: start.0,
-            size_bytes: size,
-            pacing: pacing.clone(),
-            rwnd_bytes: rwnd,
-            ecn: rf.ecn.unwrap_or(false),
-            mss,
-            init_cwnd: init_cwnd as u32,
-        });
+        for k in 0..chain {
+            let id = out.len() as u32;
+            let after = (k > 0).then_some(After {
+                flow: id - 1,
+                gap_ns: gap.0,
+            });
+            out.push(FlowSpec {
+                id,
+                group: g as u32,
+                label: rf
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| format!("{}-{}", cfg.name(), units::format_duration(rtt))),
+                cc: cfg.name().to_string(),
+                cc_params: cfg.params_json(),
+                rtt_ns: rtt.0,
+                fwd_delay_ns: fwd.0,
+                rev_delay_ns: (rtt - fwd).0,
+                access_rate_bps: access_rate.0,
+                start_ns: start.0,
+                size_bytes: size,
+                pacing: pacing.clone(),
+                rwnd_bytes: rwnd,
+                ecn: rf.ecn.unwrap_or(false),
+                mss,
+                init_cwnd: init_cwnd as u32,
+                host: host.map_or(id, |h| h as u32),
+                after,
+                chunks: chunks.clone(),
+            });
+        }
     }
     Ok(())
 }

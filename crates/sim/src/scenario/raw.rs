@@ -81,6 +81,19 @@ pub struct RawFlow {
     pub ecn: Option<bool>,
     pub init_cwnd: Option<i64>,
     pub mss: Option<i64>,
+    /// Successive flows: each next one starts `gap` after the previous completes.
+    pub repeat: Option<RawRepeat>,
+    /// Trace replay: `[[offset, bytes], ...]` written at start + offset.
+    pub chunks: Option<Vec<(UnitStr, UnitStr)>>,
+    /// Sender host id (default: the flow's index).
+    pub host: Option<i64>,
+}
+
+#[derive(Deserialize, Debug, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawRepeat {
+    pub gap: Option<UnitStr>,
+    pub count: Option<i64>,
 }
 
 #[derive(Deserialize, Debug, Default)]

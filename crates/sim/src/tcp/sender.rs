@@ -94,6 +94,10 @@ pub struct Sender {
     app: App,
     total_segs: Option<u32>,
     phase: Phase,
+    /// When the connection was opened (the SYN), for the application's clock.
+    start: Time,
+    /// Time of the last data transmission (`icsk_lsndtime`).
+    lsndtime: Time,
     // Sequence space, in segments.
     snd_una: u32,
     snd_nxt: u32,
@@ -152,6 +156,8 @@ impl Sender {
             app,
             total_segs,
             phase: Phase::Idle,
+            start: Time::ZERO,
+            lsndtime: Time::ZERO,
             snd_una: 0,
             snd_nxt: 0,
             sb: Scoreboard::default(),
@@ -244,6 +250,7 @@ impl Sender {
     /// Open the connection: send the SYN.
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.phase = Phase::SynSent { at: now, tries: 0 };
+        self.start = now;
         out.push(self.stamp(Packet::control(self.cfg.flow, Kind::Syn)));
     }
 
@@ -521,6 +528,14 @@ impl Sender {
         self.xmit_timer = None;
         self.reo_timer = None;
         self.pacing_timer = None;
+        // A finished flow keeps only its counters: give back the buffers,
+        // so memory follows the flows in progress, not the flows so far.
+        self.sb = Scoreboard::default();
+        self.sacked = SackRanges::default();
+        self.retx = BinaryHeap::new();
+        self.rack = Rack::default();
+        self.fresh = Vec::new();
+        self.lost_now = Vec::new();
     }
 
     /// `tcp_rack_mark_lost`.
@@ -707,7 +722,7 @@ impl Sender {
     /// `tcp_send_loss_probe`.
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.tlp_high_seq.is_none() {
-            if self.new_data_ready() > 0 {
+            if self.new_data_ready(now) > 0 {
                 self.send_new(now, 1, out);
                 self.tlp_retrans = false;
                 self.tlp_high_seq = Some(self.snd_nxt);
@@ -775,12 +790,20 @@ impl Sender {
     // ------------------------------------------------------------------
     // Transmission
 
-    /// Segments the application has written and TCP has not yet sent.
-    fn new_data_ready(&self) -> u32 {
-        let written = self
-            .total_segs
+    fn segments_written(&self, now: Time) -> u32 {
+        self.total_segs
             .unwrap_or(u32::MAX)
-            .min(self.app.segments_written(self.cfg.mss));
+            .min(self.app.segments_written(now, self.start, self.cfg.mss))
+    }
+
+    /// The application wrote more data (a new chunk).
+    pub fn on_app_write(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.transmit(now, out);
+    }
+
+    /// Segments the application has written and TCP has not yet sent.
+    fn new_data_ready(&self, now: Time) -> u32 {
+        let written = self.segments_written(now);
         let mut ready = written.saturating_sub(self.snd_nxt);
         if let Some(w) = self.cfg.rwnd_segs {
             ready = ready.min((self.snd_una + w).saturating_sub(self.snd_nxt));
@@ -849,7 +872,7 @@ impl Sender {
                 sent_any = true;
                 continue;
             }
-            let ready = self.new_data_ready();
+            let ready = self.new_data_ready(now);
             if ready == 0 {
                 break;
             }
@@ -876,16 +899,13 @@ impl Sender {
             }
             self.schedule_loss_probe(now, false);
         }
-        self.check_app_limited();
+        self.check_app_limited(now);
     }
 
     /// `tcp_rate_check_app_limited`: nothing to send although cwnd allows.
-    fn check_app_limited(&mut self) {
+    fn check_app_limited(&mut self, now: Time) {
         let cwnd = self.cc.as_ref().map_or(0, |c| c.cwnd());
-        let written = self
-            .total_segs
-            .unwrap_or(u32::MAX)
-            .min(self.app.segments_written(self.cfg.mss));
+        let written = self.segments_written(now);
         if self.snd_nxt >= written && self.in_flight() < cwnd && self.lost_out <= self.retrans_out {
             self.rate.mark_app_limited(self.in_flight());
         }
@@ -962,6 +982,17 @@ impl Sender {
                 cc.on_event(now, CcEvent::TxStart, &conn);
             }
         }
+        // `tcp_event_data_sent`: restart cwnd after an idle period longer
+        // than the RTO (sysctl tcp_slow_start_after_idle = 1).
+        let idle = now.since(self.lsndtime);
+        if self.packets_out() == 0 && self.data_segs_out > 0 && idle > self.rtt.rto() {
+            let conn = self.conn();
+            let rto = self.rtt.rto();
+            if let Some(cc) = self.cc.as_mut() {
+                cc.on_event(now, CcEvent::CwndRestart { idle, rto }, &conn);
+            }
+        }
+        self.lsndtime = now;
         let mut payload = 0u64;
         let mut wire = 0u64;
         for _ in 0..n {

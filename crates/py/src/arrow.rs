@@ -1,0 +1,107 @@
+//! `Table` -> Arrow IPC stream bytes. No Python here, so it is tested with
+//! plain `cargo test`.
+
+use std::sync::Arc;
+
+use arrow_array::{
+    ArrayRef, Float64Array, Int64Array, RecordBatch, RecordBatchOptions, StringArray,
+};
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+use ccarena_sim::metrics::table::{ColumnData, Table};
+
+/// One record batch holding every column of `table`: F64 -> Float64,
+/// I64 -> Int64, Str -> Utf8 (Parquet dictionary-encodes repeated strings
+/// by itself, so there is no gain in a dictionary type here). Columns are
+/// non-nullable; missing values are NaN in float columns.
+pub fn to_record_batch(table: &Table) -> Result<RecordBatch, ArrowError> {
+    let mut fields = Vec::with_capacity(table.columns.len());
+    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(table.columns.len());
+    for col in &table.columns {
+        let (dtype, array): (DataType, ArrayRef) = match &col.data {
+            ColumnData::F64(v) => (DataType::Float64, Arc::new(Float64Array::from(v.clone()))),
+            ColumnData::I64(v) => (DataType::Int64, Arc::new(Int64Array::from(v.clone()))),
+            ColumnData::Str(v) => (DataType::Utf8, Arc::new(StringArray::from_iter_values(v))),
+        };
+        fields.push(Field::new(col.name.as_str(), dtype, false));
+        arrays.push(array);
+    }
+    let schema = Arc::new(Schema::new(fields));
+    // A table without columns still has a row count (zero).
+    let options = RecordBatchOptions::new().with_row_count(Some(table.rows()));
+    RecordBatch::try_new_with_options(schema, arrays, &options)
+}
+
+/// The Arrow IPC *stream* format (`pyarrow.ipc.open_stream`) of one table.
+pub fn to_ipc_stream(table: &Table) -> Result<Vec<u8>, ArrowError> {
+    let batch = to_record_batch(table)?;
+    let mut buf = Vec::new();
+    {
+        let mut writer = StreamWriter::try_new(&mut buf, &batch.schema())?;
+        writer.write(&batch)?;
+        writer.finish()?;
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Array;
+    use arrow_ipc::reader::StreamReader;
+
+    fn sample() -> Table {
+        let mut t = Table::new("flows");
+        t.i64("flow", vec![0, 1]);
+        t.str("cc", vec!["reno".into(), "cubic".into()]);
+        t.f64("fct_s", vec![1.5, f64::NAN]);
+        t
+    }
+
+    #[test]
+    fn stream_round_trips_names_types_and_values() {
+        let bytes = to_ipc_stream(&sample()).unwrap();
+        let mut reader = StreamReader::try_new(bytes.as_slice(), None).unwrap();
+        let batch = reader.next().unwrap().unwrap();
+        assert!(reader.next().is_none());
+        let schema = batch.schema();
+        let names: Vec<_> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["flow", "cc", "fct_s"]);
+        assert_eq!(schema.field(0).data_type(), &DataType::Int64);
+        assert_eq!(schema.field(1).data_type(), &DataType::Utf8);
+        assert_eq!(schema.field(2).data_type(), &DataType::Float64);
+        let cc = batch
+            .column(1)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        assert_eq!(cc.value(1), "cubic");
+        let fct = batch
+            .column(2)
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .unwrap();
+        assert_eq!(fct.value(0), 1.5);
+        assert!(fct.value(1).is_nan());
+        assert_eq!(fct.null_count(), 0);
+    }
+
+    #[test]
+    fn empty_table_keeps_its_columns() {
+        let mut t = Table::new("transitions");
+        t.f64("time_s", vec![]);
+        t.str("to", vec![]);
+        let batch = to_record_batch(&t).unwrap();
+        assert_eq!(batch.num_rows(), 0);
+        assert_eq!(batch.num_columns(), 2);
+        assert!(!to_ipc_stream(&t).unwrap().is_empty());
+    }
+
+    #[test]
+    fn same_table_gives_same_bytes() {
+        assert_eq!(
+            to_ipc_stream(&sample()).unwrap(),
+            to_ipc_stream(&sample()).unwrap()
+        );
+    }
+}

@@ -1,0 +1,110 @@
+//! `ccarena._core`: the thin PyO3 layer over `ccarena-sim`.
+//!
+//! Strings in, strings and bytes out: scenarios cross as JSON, results as
+//! Arrow IPC streams, one per table. Python owns the public API
+//! (`python/ccarena`); the stub `python/ccarena/_core.pyi` types this module.
+
+pub mod arrow;
+
+use ccarena_sim::cc::CcConfig;
+use ccarena_sim::qdisc::QdiscConfig;
+use ccarena_sim::scenario::{self, Scenario};
+use ccarena_sim::world;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+pyo3::create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario field is invalid. Attributes: `path` (the field, e.g. \"flows[1].rtt\") and \
+     `message` (what is wrong and what is allowed); str() is \"<path>: <message>\"."
+);
+
+/// The one Rust error type that crosses into Python, mapped to `ScenarioError`.
+fn scenario_error(py: Python<'_>, e: &scenario::ScenarioError) -> PyErr {
+    let err = ScenarioError::new_err(e.to_string());
+    let value = err.value(py);
+    // Setting attributes on a fresh exception instance cannot fail short of
+    // memory exhaustion; if it does, that error is the one to report.
+    if let Err(set_err) = value
+        .setattr("path", e.path.as_str())
+        .and_then(|_| value.setattr("message", e.message.as_str()))
+    {
+        return set_err;
+    }
+    err
+}
+
+/// Validate and normalize a scenario given as JSON (the TOML file as
+/// `tomllib` loads it); returns the normalized scenario as JSON.
+#[pyfunction]
+fn normalize(py: Python<'_>, input_json: &str) -> PyResult<String> {
+    scenario::normalize_json(input_json)
+        .map(|s| s.to_json())
+        .map_err(|e| scenario_error(py, &e))
+}
+
+/// Simulate a normalized scenario (the output of `normalize`).
+///
+/// Returns `(tables, stats)`: `tables` maps each table name ("summary",
+/// "flows", "samples", "queue", "transitions") to the bytes of an Arrow IPC
+/// stream holding one record batch; `stats` is {"events", "bottleneck_packets",
+/// "sim_time_ns"}. The GIL is released while the simulation runs.
+#[pyfunction]
+fn run<'py>(
+    py: Python<'py>,
+    normalized_json: &str,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
+    let encoded = py.detach(move || {
+        let results = world::run(&scenario);
+        let tables = results
+            .tables
+            .iter()
+            .map(|t| arrow::to_ipc_stream(t).map(|b| (t.name.clone(), b)))
+            .collect::<Result<Vec<_>, _>>();
+        tables.map(|t| (t, results.stats))
+    });
+    let (tables, stats) = encoded
+        .map_err(|e| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}")))?;
+    let out = PyDict::new(py);
+    for (name, bytes) in tables {
+        out.set_item(name, PyBytes::new(py, &bytes))?;
+    }
+    let st = PyDict::new(py);
+    st.set_item("events", stats.events)?;
+    st.set_item("bottleneck_packets", stats.bottleneck_packets)?;
+    st.set_item("sim_time_ns", stats.sim_time_ns)?;
+    Ok((out, st))
+}
+
+/// The version of the simulator crate (the package version).
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Every name accepted in a flow's `cc = "..."`.
+#[pyfunction]
+fn cc_names() -> Vec<&'static str> {
+    CcConfig::NAMES.to_vec()
+}
+
+/// Every name accepted in `bottleneck.qdisc`.
+#[pyfunction]
+fn qdisc_names() -> Vec<&'static str> {
+    QdiscConfig::NAMES.to_vec()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_names, m)?)?;
+    m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,37 @@
+"""Type stub of the extension module ``ccarena._core`` (crate ``crates/py``).
+
+The extension is deliberately thin: scenarios cross as JSON strings, results
+as Arrow IPC stream bytes. Use the public API in ``ccarena`` instead.
+"""
+
+class ScenarioError(ValueError):
+    """A scenario field is invalid; ``str(e)`` is ``"<path>: <message>"``."""
+
+    path: str
+    """The field, e.g. ``"flows[1].rtt"`` (empty when the whole document is wrong)."""
+    message: str
+    """What is wrong and what is allowed."""
+
+def normalize(input_json: str) -> str:
+    """Validate a scenario (the TOML file as ``tomllib`` loads it, as JSON) and
+    return the normalized scenario as JSON: units resolved, flows expanded by
+    ``count`` with ``id`` and ``group``, buffer in bytes, seed, duration, sample
+    interval. Raises ``ScenarioError``."""
+
+def run(normalized_json: str) -> tuple[dict[str, bytes], dict[str, int]]:
+    """Simulate a normalized scenario (the output of ``normalize``).
+
+    Returns ``(tables, stats)``. ``tables`` maps "summary", "flows", "samples",
+    "queue" and "transitions" to an Arrow IPC stream (one record batch; read
+    with ``pyarrow.ipc.open_stream``). ``stats`` has "events",
+    "bottleneck_packets" and "sim_time_ns". Releases the GIL while simulating.
+    Raises ``ScenarioError`` if the JSON is not a normalized scenario."""
+
+def version() -> str:
+    """The version of the Rust crates (equal to ``ccarena.__version__``)."""
+
+def cc_names() -> list[str]:
+    """Every congestion control accepted in a flow's ``cc``."""
+
+def qdisc_names() -> list[str]:
+    """Every queue discipline accepted in ``bottleneck.qdisc``."""

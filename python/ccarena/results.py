@@ -1,0 +1,105 @@
+"""The results of one run, as pandas data frames."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.ipc
+import pyarrow.parquet as pq
+
+from .store import SCENARIO_FILE, TABLES
+
+__all__ = ["Results", "tables_from_ipc"]
+
+
+def tables_from_ipc(streams: Mapping[str, bytes]) -> dict[str, pa.Table]:
+    """Arrow tables from the IPC streams that ``_core.run`` returns."""
+    return {name: pa.ipc.open_stream(pa.py_buffer(data)).read_all() for name, data in streams.items()}
+
+
+class Results:
+    """One run: ``.summary`` (one row), ``.flows`` (one row per flow),
+    ``.samples`` (per flow per sample interval), ``.queue`` (per interval) and
+    ``.transitions`` (CC state changes), each a ``pandas.DataFrame`` whose
+    column names carry their units (``goodput_mbps``, ``srtt_ms``, ``time_s``).
+
+    ``.path`` is the run directory (``None`` for results not written);
+    ``.meta`` the content of ``scenario.json``; ``.scenario`` the normalized
+    scenario; ``.stats`` the simulator's run statistics.
+    """
+
+    def __init__(self, frames: Mapping[str, pd.DataFrame], meta: Mapping[str, Any], path: Path | None = None):
+        missing = [t for t in TABLES if t not in frames]
+        if missing:
+            raise ValueError(f"results lack table(s): {', '.join(missing)}")
+        self._frames = dict(frames)
+        self.meta: dict[str, Any] = dict(meta)
+        self.path = Path(path) if path is not None else None
+
+    @classmethod
+    def from_arrow(cls, tables: Mapping[str, pa.Table], meta: Mapping[str, Any], path: Path | None = None):
+        return cls({name: t.to_pandas() for name, t in tables.items()}, meta, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Results:
+        """Read a run directory written by ``ccarena run``."""
+        path = Path(path)
+        meta_file = path / SCENARIO_FILE
+        if not meta_file.is_file():
+            raise FileNotFoundError(f"{path}: not a run directory (no {SCENARIO_FILE})")
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        frames = {t: pq.read_table(path / f"{t}.parquet").to_pandas() for t in TABLES}
+        return cls(frames, meta, path)
+
+    # The five tables, named so they complete in an editor.
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self._frames["summary"]
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._frames["flows"]
+
+    @property
+    def samples(self) -> pd.DataFrame:
+        return self._frames["samples"]
+
+    @property
+    def queue(self) -> pd.DataFrame:
+        return self._frames["queue"]
+
+    @property
+    def transitions(self) -> pd.DataFrame:
+        return self._frames["transitions"]
+
+    def table(self, name: str) -> pd.DataFrame:
+        return self._frames[name]
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        return self.meta.get("scenario", {})
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return self.meta.get("run_stats", {})
+
+    @property
+    def name(self) -> str:
+        return str(self.scenario.get("name") or (self.path.parent.name if self.path else "run"))
+
+    @property
+    def figure(self) -> Path | None:
+        """The run figure, if it was drawn."""
+        if self.path is None:
+            return None
+        png = self.path / "timeseries.png"
+        return png if png.is_file() else None
+
+    def __repr__(self) -> str:
+        where = f" at {self.path}" if self.path else ""
+        return f"<Results {self.name!r}{where}: {len(self.flows)} flows, {len(self.samples)} samples>"

@@ -1,0 +1,59 @@
+"""Running one scenario on the simulator and storing its results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .results import Results, tables_from_ipc
+from .scenario import Scenario
+from .store import DEFAULT_ROOT, TABLES, default_run_dir, write_run
+
+__all__ = ["BACKEND", "execute", "run_meta"]
+
+BACKEND = "sim"
+
+
+def run_meta(scn: Scenario, stats: dict[str, int]) -> dict[str, Any]:
+    """The content of ``scenario.json``. No wall-clock time, so it is the same
+    for the same scenario."""
+    from . import __version__
+
+    return {
+        "backend": BACKEND,
+        "ccarena_version": __version__,
+        "hash": scn.hash,
+        "run_stats": dict(stats),
+        "scenario": scn.normalized,
+    }
+
+
+def execute(
+    scn: Scenario,
+    out: str | Path | None = None,
+    *,
+    root: str | Path = DEFAULT_ROOT,
+    figure: bool = False,
+) -> Results:
+    """Simulate ``scn`` and write its run directory: ``out`` exactly, or
+    ``<root>/<scenario name>/<hash>``. With ``figure``, the run figure
+    (``timeseries.png``) is drawn into the directory before it appears."""
+    from . import _core
+    from .plots.timeseries import FIGURE_NAME, plot_run
+
+    streams, stats = _core.run(scn.core_json)
+    arrow = tables_from_ipc(streams)
+    missing = [t for t in TABLES if t not in arrow]
+    if missing:
+        raise RuntimeError(f"the simulator returned no table(s) {', '.join(missing)}")
+    tables = {t: arrow[t] for t in TABLES}
+    meta = run_meta(scn, stats)
+    results = Results.from_arrow(tables, meta)
+    target = Path(out) if out is not None else default_run_dir(scn.name, scn.short_hash, root)
+
+    def draw(tmp: Path) -> None:
+        plot_run(results, tmp / FIGURE_NAME)
+
+    write_run(target, meta, tables, draw if figure else None)
+    results.path = target
+    return results

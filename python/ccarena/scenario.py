@@ -1,0 +1,273 @@
+"""Scenario files: TOML loading, ``--set key.path=value`` overrides, validation
+through the Rust core, and the content hash that names a run.
+
+The schema itself is owned by Rust (``ccarena_sim::scenario``): Python only
+loads the document, applies overrides, and hands it to ``_core.normalize``,
+so a bad field gets the same message wherever it is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Override",
+    "Scenario",
+    "ScenarioError",
+    "apply_override",
+    "format_path",
+    "load",
+    "parse_key",
+    "parse_override",
+    "parse_value",
+]
+
+Segment = str | int
+
+
+class ScenarioError(ValueError):
+    """A scenario cannot be used as given.
+
+    ``str(e)`` is one line: ``"<source>: <field path>: <message>"``, with the
+    override named when the bad field came from one. Attributes: ``source``
+    (the file, or ``"<dict>"``), ``path`` (e.g. ``"flows[1].rtt"``; empty when
+    the problem is the whole file), ``message`` and ``override`` (the override
+    as the user wrote it, or ``None``).
+    """
+
+    def __init__(self, source: str, path: str, message: str, override: str | None = None):
+        self.source = source
+        self.path = path
+        self.message = message
+        self.override = override
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts = [self.source]
+        if self.path:
+            parts.append(self.path)
+        msg = " ".join(self.message.split())  # one line, whatever the core said
+        if self.override:
+            msg += f" (set by {self.override})"
+        parts.append(msg)
+        return ": ".join(parts)
+
+
+# --------------------------------------------------------------------------- overrides
+
+_KEY_PART = re.compile(r"^(?P<name>[^.\[\]]*)(?P<idx>(?:\[\d+\])*)$")
+
+
+def parse_key(key: str) -> tuple[Segment, ...]:
+    """Split a dotted key into segments: ``"flows.0.rtt"`` and ``"flows[0].rtt"``
+    both give ``("flows", 0, "rtt")``. Raises ``ValueError`` on a malformed key."""
+    if not key or key.strip() != key:
+        raise ValueError(f"malformed key {key!r}")
+    segments: list[Segment] = []
+    for part in key.split("."):
+        m = _KEY_PART.match(part)
+        if m is None or (not m["name"] and not m["idx"]) or (not m["name"] and not segments):
+            raise ValueError(f"malformed key {key!r}: use dotted names and indices, like flows.0.rtt")
+        name = m["name"]
+        if name:
+            segments.append(int(name) if name.isdigit() else name)
+        segments.extend(int(i) for i in re.findall(r"\[(\d+)\]", m["idx"]))
+    return tuple(segments)
+
+
+def format_path(segments: Iterable[Segment]) -> str:
+    """The field path as the core writes it: ``("flows", 0, "rtt")`` -> ``"flows[0].rtt"``."""
+    out = ""
+    for s in segments:
+        if isinstance(s, int):
+            out += f"[{s}]"
+        else:
+            out += f".{s}" if out else s
+    return out
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value when ``text`` parses as one (``3``, ``true``, ``0.5``,
+    ``"x"``, ``[1, 2]``, ``{max_rate = "8Mbps"}``), else the text as a string
+    (so ``100Mbps`` and ``cubic`` need no quotes)."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+@dataclass(frozen=True)
+class Override:
+    """One override: where, what, and how the user wrote it (for messages)."""
+
+    path: tuple[Segment, ...]
+    value: Any
+    origin: str
+
+    @property
+    def field(self) -> str:
+        return format_path(self.path)
+
+
+def parse_override(text: str) -> Override:
+    """Parse ``--set`` text ``KEY=VALUE``; raises ``ValueError`` if malformed."""
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ValueError("expected KEY=VALUE, e.g. --set flows.0.rtt=50ms")
+    return Override(parse_key(key.strip()), parse_value(value.strip()), f"--set {text}")
+
+
+def keyword_override(name: str, value: Any) -> Override:
+    """A keyword-argument override of ``ccarena.run``: ``__`` stands for a dot
+    (``bottleneck__rate="50Mbps"``, ``flows__0__rtt="10ms"``); the value is
+    used as given, not parsed."""
+    return Override(parse_key(name.replace("__", ".")), value, f"{name}={value!r}")
+
+
+def _kind(v: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "a list"}
+    return names.get(type(v), f"a {type(v).__name__}")
+
+
+def apply_override(doc: dict[str, Any], ov: Override) -> None:
+    """Set ``ov.value`` at ``ov.path`` in ``doc`` (in place). Missing tables
+    are created; list indices must exist. Raises ``ValueError`` naming the
+    problem."""
+    node: Any = doc
+    for depth, seg in enumerate(ov.path):
+        last = depth == len(ov.path) - 1
+        here = format_path(ov.path[:depth]) or "the top level"
+        if isinstance(seg, int):
+            if not isinstance(node, list):
+                raise ValueError(f"{here} is not a list, so it has no index [{seg}]")
+            if seg >= len(node):
+                n = len(node)
+                raise ValueError(
+                    f"index {seg} is out of range: {here} has {n} entr{'y' if n == 1 else 'ies'}"
+                )
+        else:
+            if not isinstance(node, dict):
+                raise ValueError(f"{here} is {_kind(node)}, not a table, so it has no field {seg!r}")
+            if not last and seg not in node:
+                if isinstance(ov.path[depth + 1], int):
+                    raise ValueError(
+                        f"{format_path(ov.path[: depth + 1])} is not set, so it cannot be indexed"
+                    )
+                node[seg] = {}
+        if last:
+            node[seg] = ov.value
+        else:
+            node = node[seg]
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def _blame(error_path: str, overrides: Iterable[Override]) -> Override | None:
+    """The last override that set the field the core complained about (or a
+    field inside it, or the table around it)."""
+
+    def within(a: str, b: str) -> bool:  # a is b or lies inside b
+        return a == b or a.startswith(b + ".") or a.startswith(b + "[")
+
+    found = None
+    for ov in overrides:
+        f = ov.field
+        if error_path and (within(error_path, f) or within(f, error_path)):
+            found = ov
+    return found
+
+
+_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
+
+
+def _canonical(doc: Any) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated, normalized scenario.
+
+    ``raw`` is the document after overrides; ``normalized`` the core's
+    normalized form (units resolved, flows expanded); ``hash`` the sha256 of
+    its canonical JSON, which names the run directory.
+    """
+
+    source: str
+    raw: dict[str, Any]
+    normalized: dict[str, Any]
+    core_json: str = field(repr=False)
+    hash: str
+
+    @property
+    def short_hash(self) -> str:
+        return self.hash[:12]
+
+    @property
+    def name(self) -> str:
+        return str(self.normalized.get("name") or self.raw.get("name") or "scenario")
+
+    @classmethod
+    def load(cls, path: str | Path, overrides: Iterable[Override | str] = ()) -> Scenario:
+        """Read a TOML file, apply overrides (``Override`` or ``--set`` text) and normalize."""
+        p = Path(path)
+        source = str(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ScenarioError(source, "", "no such file") from None
+        except IsADirectoryError:
+            raise ScenarioError(source, "", "is a directory, not a scenario file") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ScenarioError(source, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(source, "", f"invalid TOML: {e}") from None
+        doc.setdefault("name", p.stem)  # an unnamed scenario is named after its file
+        return cls.from_dict(doc, source=source, overrides=overrides)
+
+    @classmethod
+    def from_dict(
+        cls, doc: Mapping[str, Any], source: str = "<dict>", overrides: Iterable[Override | str] = ()
+    ) -> Scenario:
+        """Validate a scenario given as a dict (as ``tomllib`` would load it)."""
+        from . import _core
+
+        raw = json.loads(json.dumps(doc, default=str))  # deep copy; TOML dates become strings
+        ovs: list[Override] = []
+        for o in overrides:
+            if isinstance(o, str):
+                try:
+                    o = parse_override(o)
+                except ValueError as e:
+                    raise ScenarioError(source, f"--set {o}", str(e)) from None
+            ovs.append(o)
+            try:
+                apply_override(raw, o)
+            except ValueError as e:
+                raise ScenarioError(source, o.field, str(e), o.origin) from None
+        try:
+            core_json = _core.normalize(json.dumps(raw))
+        except _core.ScenarioError as e:
+            blamed = _blame(e.path, ovs)
+            # serde_json appends a position in the JSON we built, which means
+            # nothing to someone reading a TOML file.
+            message = _JSON_POSITION.sub("", e.message)
+            raise ScenarioError(source, e.path, message, blamed.origin if blamed else None) from None
+        normalized = json.loads(core_json)
+        digest = hashlib.sha256(_canonical(normalized).encode()).hexdigest()
+        return cls(source=source, raw=raw, normalized=normalized, core_json=core_json, hash=digest)
+
+
+def load(path: str | Path, overrides: Iterable[Override | str] = ()) -> Scenario:
+    """Shorthand for ``Scenario.load``."""
+    return Scenario.load(path, overrides)

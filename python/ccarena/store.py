@@ -1,0 +1,143 @@
+"""The results layout: ``results/<scenario name>/<run hash>/``.
+
+A run directory holds ``scenario.json`` (the normalized scenario, the ccarena
+version, the backend and the simulator's run statistics) and one Parquet file
+per table (summary, flows, samples, queue, transitions), plus any figures.
+
+Writes are atomic at the directory level: everything is written into a
+temporary sibling directory, which is renamed to the run directory only when
+complete. A run directory that already exists is replaced atomically (an
+exchange of the two directories), so readers see the old run or the new one,
+never a mixture. Files carry no wall-clock time: the same scenario and seed
+give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["SCENARIO_FILE", "TABLES", "StoreError", "default_run_dir", "write_run"]
+
+TABLES = ("summary", "flows", "samples", "queue", "transitions")
+SCENARIO_FILE = "scenario.json"
+DEFAULT_ROOT = Path("results")
+
+
+class StoreError(OSError):
+    """The results cannot be written where asked; ``str(e)`` is one line."""
+
+
+def default_run_dir(name: str, run_hash: str, root: str | Path = DEFAULT_ROOT) -> Path:
+    """``<root>/<scenario name>/<run hash>``; the name is made safe as a directory name."""
+    safe = "".join(c if c.isalnum() or c in "-_.+" else "_" for c in name).strip(".") or "scenario"
+    return Path(root) / safe / run_hash
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with renameat2(RENAME_EXCHANGE); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _is_replaceable(target: Path) -> bool:
+    """Only an empty directory or an earlier run directory may be replaced."""
+    if target.is_symlink() or not target.is_dir():
+        return False
+    return (target / SCENARIO_FILE).is_file() or not any(target.iterdir())
+
+
+def _publish(tmp: Path, target: Path) -> None:
+    """Move the complete ``tmp`` directory to ``target``, replacing an earlier run."""
+    if not os.path.lexists(target):
+        try:
+            os.rename(tmp, target)
+            return
+        except OSError as e:  # created meanwhile: fall through to replacing it
+            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+    if not _is_replaceable(target):
+        raise StoreError(f"{target}: exists and is not a ccarena run directory; refusing to replace it")
+    if _exchange(tmp, target):
+        shutil.rmtree(tmp)  # now holds the earlier run
+        return
+    # No RENAME_EXCHANGE (old kernel or filesystem): two renames. There is a
+    # moment without `target`, but never a half-written one.
+    old = tmp.with_name(tmp.name + ".old")
+    os.rename(target, old)
+    os.rename(tmp, target)
+    shutil.rmtree(old)
+
+
+def _json_bytes(doc: Any) -> bytes:
+    return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode()
+
+
+def write_table(table: pa.Table, path: Path) -> None:
+    """One table as Parquet (zstd); deterministic for the same table and pyarrow."""
+    pq.write_table(table, path, compression="zstd")
+
+
+def write_run(
+    target: str | Path,
+    meta: Mapping[str, Any],
+    tables: Mapping[str, pa.Table],
+    extra: Callable[[Path], None] | None = None,
+) -> Path:
+    """Write one run directory at ``target`` and return its path.
+
+    ``meta`` becomes ``scenario.json``; each of ``tables`` becomes
+    ``<name>.parquet``; ``extra(tmpdir)`` may add files (figures) before the
+    directory is published. On any failure nothing is left behind: neither
+    the run directory (an earlier one at ``target`` stays as it was), nor the
+    temporary directory, nor parent directories this call created.
+    """
+    target = Path(target)
+    if os.path.lexists(target) and not _is_replaceable(target):
+        raise StoreError(f"{target}: exists and is not a ccarena run directory; refusing to replace it")
+    parent = target.parent
+    created: list[Path] = []
+    p = parent.absolute()
+    while not p.exists():
+        created.append(p)
+        p = p.parent
+    tmp = parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+        (tmp / SCENARIO_FILE).write_bytes(_json_bytes(dict(meta)))
+        for name, table in tables.items():
+            write_table(table, tmp / f"{name}.parquet")
+        if extra is not None:
+            extra(tmp)
+        _publish(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for d in created:  # innermost first
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        raise
+    return target

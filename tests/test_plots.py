@@ -1,0 +1,75 @@
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ccarena.plots import plot_run, plot_timeseries
+from ccarena.plots.timeseries import flow_label
+from ccarena.results import Results
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _frames(n_flows: int = 2):
+    t = np.arange(1, 51) * 0.1
+    samples = pd.concat(
+        pd.DataFrame({"time_s": t, "flow": f, "goodput_mbps": 10 * (1 - np.exp(-t / (f + 1)))})
+        for f in range(n_flows)
+    )
+    queue = pd.DataFrame({"time_s": t, "sojourn_mean_ms": 5 + np.sin(t), "sojourn_max_ms": 7 + np.sin(t)})
+    flows = pd.DataFrame(
+        {
+            "flow": range(n_flows),
+            "cc": ["reno", "cubic"] * (n_flows // 2) + ["reno"] * (n_flows % 2),
+            "rtt_ms": [10.0 + 10 * f for f in range(n_flows)],
+        }
+    )
+    return samples, queue, flows
+
+
+def test_writes_png(tmp_path: Path):
+    samples, queue, flows = _frames()
+    out = plot_timeseries(samples, queue, tmp_path / "sub" / "t.png", flows=flows, title="synthetic")
+    assert out == tmp_path / "sub" / "t.png"
+    data = out.read_bytes()
+    assert data.startswith(PNG_MAGIC) and len(data) > 10_000
+
+
+def test_many_flows_and_empty_frames(tmp_path: Path):
+    samples, queue, flows = _frames(40)
+    assert plot_timeseries(samples, queue, tmp_path / "many.png", flows=flows).is_file()
+    empty = plot_timeseries(samples.iloc[:0], queue.iloc[:0], tmp_path / "empty.png")
+    assert empty.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_same_frames_same_png(tmp_path: Path):
+    samples, queue, flows = _frames()
+    a = plot_timeseries(samples, queue, tmp_path / "a.png", flows=flows, title="x")
+    b = plot_timeseries(samples, queue, tmp_path / "b.png", flows=flows, title="x")
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_flow_label_names_flow_cc_and_rtt():
+    _, _, flows = _frames()
+    assert flow_label(1, flows) == "flow 1 · cubic · 20 ms"
+    assert flow_label(5, flows) == "flow 5"
+    assert flow_label(0, None) == "flow 0"
+
+
+def test_plot_run_from_results(tmp_path: Path):
+    samples, queue, flows = _frames()
+    summary = pd.DataFrame({"rate_mbps": [20.0], "utilization": [0.95], "jain": [0.99]})
+    r = Results(
+        {
+            "summary": summary,
+            "flows": flows,
+            "samples": samples,
+            "queue": queue,
+            "transitions": pd.DataFrame({"time_s": []}),
+        },
+        {"scenario": {"name": "synthetic"}},
+        tmp_path,
+    )
+    out = plot_run(r)
+    assert out == tmp_path / "timeseries.png"
+    assert r.figure == out

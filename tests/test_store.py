@@ -1,0 +1,167 @@
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from ccarena import store
+from ccarena.store import StoreError, default_run_dir, write_run
+
+
+def _tables(scale: float = 1.0) -> dict[str, pa.Table]:
+    return {
+        "summary": pa.table({"utilization": [0.9 * scale], "drops": pa.array([3], pa.int64())}),
+        "flows": pa.table({"flow": [0, 1], "cc": ["reno", "cubic"], "goodput_mbps": [1.0 * scale, 2.0]}),
+        "samples": pa.table({"time_s": [0.1, 0.2], "flow": [0, 0], "goodput_mbps": [1.0, 2.0]}),
+        "queue": pa.table({"time_s": [0.1, 0.2], "sojourn_mean_ms": [1.0, 3.0]}),
+        "transitions": pa.table({"time_s": pa.array([], pa.float64()), "to": pa.array([], pa.string())}),
+    }
+
+
+META = {"backend": "sim", "ccarena_version": "0.0.0", "scenario": {"name": "x", "seed": 1}}
+
+
+def _entries(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir())
+
+
+def test_writes_all_files(tmp_path: Path):
+    target = tmp_path / "results" / "x" / "abc"
+    assert write_run(target, META, _tables()) == target
+    assert _entries(target) == sorted(["scenario.json"] + [f"{t}.parquet" for t in store.TABLES])
+    assert json.loads((target / "scenario.json").read_text()) == META
+    assert _entries(target.parent) == ["abc"]  # no temporary directory left
+
+
+def test_same_input_same_bytes(tmp_path: Path):
+    a = write_run(tmp_path / "a", META, _tables())
+    b = write_run(tmp_path / "b", META, _tables())
+    for name in _entries(a):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+class Boom(RuntimeError):
+    pass
+
+
+def _fail_on_third_table(monkeypatch):
+    real = store.write_table
+    calls = []
+
+    def failing(table, path):
+        calls.append(path)
+        if len(calls) == 3:
+            path.write_bytes(b"PAR1 half a file")  # a half-written file, then the failure
+            raise Boom("disk full")
+        real(table, path)
+
+    monkeypatch.setattr(store, "write_table", failing)
+    return calls
+
+
+def test_failure_mid_write_leaves_nothing(tmp_path: Path, monkeypatch):
+    calls = _fail_on_third_table(monkeypatch)
+    target = tmp_path / "results" / "x" / "abc"
+    with pytest.raises(Boom):
+        write_run(target, META, _tables())
+    assert len(calls) == 3
+    assert not target.exists()
+    # neither the temporary directory nor the parents this call created remain
+    assert _entries(tmp_path) == []
+
+
+def test_failure_keeps_existing_parent_untouched(tmp_path: Path, monkeypatch):
+    parent = tmp_path / "results"
+    parent.mkdir()
+    (parent / "other").mkdir()
+    _fail_on_third_table(monkeypatch)
+    with pytest.raises(Boom):
+        write_run(parent / "abc", META, _tables())
+    assert _entries(parent) == ["other"]
+
+
+def test_failure_while_replacing_keeps_the_old_run(tmp_path: Path, monkeypatch):
+    target = tmp_path / "run"
+    write_run(target, META, _tables())
+    before = {n: (target / n).read_bytes() for n in _entries(target)}
+    _fail_on_third_table(monkeypatch)
+    with pytest.raises(Boom):
+        write_run(target, {**META, "hash": "new"}, _tables(2.0))
+    assert {n: (target / n).read_bytes() for n in _entries(target)} == before
+    assert _entries(tmp_path) == ["run"]
+
+
+def test_failure_in_extra_leaves_nothing(tmp_path: Path):
+    def extra(tmp: Path) -> None:
+        (tmp / "timeseries.png").write_bytes(b"\x89PNG half")
+        raise Boom("plot failed")
+
+    with pytest.raises(Boom):
+        write_run(tmp_path / "run", META, _tables(), extra)
+    assert _entries(tmp_path) == []
+
+
+def test_extra_files_are_part_of_the_run(tmp_path: Path):
+    seen = []
+
+    def extra(tmp: Path) -> None:
+        seen.append(tmp)
+        assert tmp != tmp_path / "run" and tmp.parent == tmp_path
+        assert not (tmp_path / "run").exists()  # not published yet
+        (tmp / "timeseries.png").write_bytes(b"png")
+
+    write_run(tmp_path / "run", META, _tables(), extra)
+    assert (tmp_path / "run" / "timeseries.png").read_bytes() == b"png"
+    assert not seen[0].exists()
+
+
+@pytest.mark.parametrize("exchange", [True, False])
+def test_replaces_existing_run(tmp_path: Path, monkeypatch, exchange):
+    if not exchange:
+        monkeypatch.setattr(store, "_exchange", lambda a, b: False)
+    target = tmp_path / "run"
+    write_run(target, META, _tables())
+    (target / "stale.png").write_bytes(b"old figure")
+    write_run(target, {**META, "hash": "new"}, _tables(2.0))
+    assert json.loads((target / "scenario.json").read_text())["hash"] == "new"
+    assert not (target / "stale.png").exists()
+    assert _entries(tmp_path) == ["run"]
+
+
+def test_replaces_empty_directory(tmp_path: Path):
+    (tmp_path / "run").mkdir()
+    write_run(tmp_path / "run", META, _tables())
+    assert (tmp_path / "run" / "scenario.json").is_file()
+
+
+def test_refuses_to_replace_a_directory_that_is_not_a_run(tmp_path: Path):
+    target = tmp_path / "home"
+    target.mkdir()
+    (target / "precious.txt").write_text("keep me")
+    with pytest.raises(StoreError, match="not a ccarena run directory"):
+        write_run(target, META, _tables())
+    assert _entries(target) == ["precious.txt"]
+    assert _entries(tmp_path) == ["home"]
+
+
+def test_refuses_to_replace_a_file(tmp_path: Path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(StoreError):
+        write_run(tmp_path / "f", META, _tables())
+
+
+def test_exchange_swaps_directories(tmp_path: Path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "1").touch()
+    (b / "2").touch()
+    if not store._exchange(a, b):
+        pytest.skip("renameat2(RENAME_EXCHANGE) not supported here")
+    assert _entries(a) == ["2"] and _entries(b) == ["1"]
+
+
+def test_default_run_dir_layout():
+    assert default_run_dir("two-rtts", "0123abcd") == Path("results/two-rtts/0123abcd")
+    assert default_run_dir("a/b c", "h", "out") == Path("out/a_b_c/h")
+    assert default_run_dir("..", "h").parent.name == "scenario"

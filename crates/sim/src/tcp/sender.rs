@@ -391,7 +391,7 @@ impl Sender {
                     first_sackt = Some(first_sackt.map_or(tx_time, |t: Time| t.min(tx_time)));
                     last_sackt = Some(last_sackt.map_or(tx_time, |t: Time| t.max(tx_time)));
                 }
-                self.rate.on_delivered(&mut sref, q, sg, true, false);
+                self.rate.on_delivered(&mut sref, q, sg, true, ece);
                 self.rack.on_delivered(now, q, tx_time, ever, min_rtt);
             }
         }
@@ -422,7 +422,7 @@ impl Sender {
                 first_ackt.get_or_insert(sg.tx_time);
                 last_ackt = Some(sg.tx_time);
             }
-            self.rate.on_delivered(&mut sref, q, &mut sg, false, false);
+            self.rate.on_delivered(&mut sref, q, &mut sg, false, ece);
             self.rack.on_delivered(now, q, sg.tx_time, ever, min_rtt);
         }
         let una_advanced = self.snd_una > prior_una;

@@ -13,12 +13,13 @@ use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::table::Table;
 use crate::net::bottleneck::Bottleneck;
-use crate::net::path::Path;
+use crate::net::impair::{Jitter, JitterConfig, LossConfig};
+use crate::net::path::{Impairments, Path};
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::sched::EventQueue;
-use crate::tcp::receiver::Receiver;
+use crate::tcp::receiver::{EcnEcho, Receiver};
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::units::{Bytes, Dur, Rate, Time};
 
@@ -34,6 +35,10 @@ enum Ev {
     DelAck(u32),
     /// Flow i's application writes its next chunk.
     AppWrite(u32),
+    /// Flow i's RTT takes step k of its schedule.
+    RttStep(u32, u32),
+    /// The bottleneck rate takes step k of its schedule.
+    RateStep(u32),
     Sample,
 }
 
@@ -102,6 +107,9 @@ struct QueueCols {
     soj_mean: Vec<f64>,
     soj_max: Vec<f64>,
     drops: Vec<i64>,
+    drops_overflow: Vec<i64>,
+    drops_aqm: Vec<i64>,
+    marks: Vec<i64>,
     wire_util: Vec<f64>,
 }
 
@@ -148,11 +156,27 @@ impl<'a> World<'a> {
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
             };
             let access = Rate(f.access_rate_bps);
+            let imp = |loss: &LossConfig, jitter: &Option<JitterConfig>, name: &str| Impairments {
+                loss: loss.build().expect("validated"),
+                jitter: jitter
+                    .as_ref()
+                    .map_or(Jitter::None, |j| j.build().expect("validated")),
+                rng: Rng::stream(sc.seed, &format!("flow{i}.{name}")),
+            };
+            let echo = match f.cc.as_str() {
+                "dctcp" | "bbr2" | "bbr3" => EcnEcho::Accurate,
+                _ => EcnEcho::Rfc3168,
+            };
             flows.push(FlowRt {
                 sender: Sender::new(cfg, sc.cc_config(i), app.clone()),
-                receiver: Receiver::new(f.id),
-                fwd: Path::new(access, Dur(f.fwd_delay_ns)),
-                rev: Path::new(access, Dur(f.rev_delay_ns)),
+                receiver: Receiver::new(f.id, echo),
+                fwd: Path::new(access, Dur(f.fwd_delay_ns))
+                    .with_impairments(imp(&f.loss, &f.jitter, "fwd")),
+                rev: Path::new(access, Dur(f.rev_delay_ns)).with_impairments(imp(
+                    &f.ack_loss,
+                    &f.ack_jitter,
+                    "rev",
+                )),
                 app,
                 mss: f.mss,
                 start: Time(f.start_ns),
@@ -180,6 +204,14 @@ impl<'a> World<'a> {
         let mut q = EventQueue::new();
         for f in sc.flows.iter().filter(|f| f.after.is_none()) {
             q.push(Time(f.start_ns), Ev::Start(f.id));
+        }
+        for f in &sc.flows {
+            for (k, &(t, _)) in f.rtt_schedule.iter().enumerate() {
+                q.push(Time(t), Ev::RttStep(f.id, k as u32));
+            }
+        }
+        for (k, &(t, _)) in sc.bottleneck.rate_schedule.iter().enumerate() {
+            q.push(Time(t), Ev::RateStep(k as u32));
         }
         q.push(Time(sc.sample_interval_ns), Ev::Sample);
         World {
@@ -212,6 +244,9 @@ impl<'a> World<'a> {
                 soj_mean: vec![],
                 soj_max: vec![],
                 drops: vec![],
+                drops_overflow: vec![],
+                drops_aqm: vec![],
+                marks: vec![],
                 wire_util: vec![],
             },
             last_wire_bytes: 0,
@@ -320,6 +355,21 @@ impl<'a> World<'a> {
                 }
                 self.arm_delack(i);
             }
+            Ev::RttStep(i, k) => {
+                let spec = &self.sc.flows[i as usize];
+                let rtt = Dur(spec.rtt_schedule[k as usize].1);
+                let fwd = rtt.mul_f64(spec.rtt_split);
+                let f = &mut self.flows[i as usize];
+                f.fwd.set_delay(fwd);
+                f.rev.set_delay(rtt - fwd);
+            }
+            Ev::RateStep(k) => {
+                let rate = Rate(self.sc.bottleneck.rate_schedule[k as usize].1);
+                self.bn.set_rate(now, rate);
+                // A pending wake-up was computed at the old rate: recompute.
+                self.bn.wake = None;
+                self.service_bottleneck(now);
+            }
             Ev::Sample => {
                 self.sample(now);
                 let next = now + Dur(self.sc.sample_interval_ns);
@@ -410,7 +460,7 @@ impl<'a> World<'a> {
             }
             Kind::Data => {
                 f.data_received += 1;
-                if let Some(ack) = f.receiver.on_data(now, &p) {
+                for ack in f.receiver.on_data(now, &p).into_iter().flatten() {
                     self.send_reverse(now, i, ack);
                 }
                 self.arm_delack(i);
@@ -469,6 +519,15 @@ impl<'a> World<'a> {
         q.soj_max
             .push(if n == 0 { f64::NAN } else { max as f64 / 1e6 });
         q.drops.push(self.bn.drops as i64);
+        let (mut of, mut aqm, mut marks) = (0, 0, 0);
+        for fq in &self.bn.flows {
+            of += fq.drops_overflow;
+            aqm += fq.drops_aqm;
+            marks += fq.marks;
+        }
+        q.drops_overflow.push(of as i64);
+        q.drops_aqm.push(aqm as i64);
+        q.marks.push(marks as i64);
         let sent = self.bn.wire_bytes_out - self.last_wire_bytes;
         self.last_wire_bytes = self.bn.wire_bytes_out;
         q.wire_util
@@ -504,6 +563,10 @@ impl<'a> World<'a> {
         let mut c_in_net = Vec::with_capacity(n);
         let mut c_received = Vec::with_capacity(n);
         let mut c_host = Vec::with_capacity(n);
+        let mut c_drop_of = Vec::with_capacity(n);
+        let mut c_drop_aqm = Vec::with_capacity(n);
+        let mut c_drop_rand = Vec::with_capacity(n);
+        let mut c_ack_lost = Vec::with_capacity(n);
         let (mut total_bytes, mut total_sent, mut total_retx) = (0u64, 0u64, 0u64);
         let (mut srtt_sum, mut srtt_n) = (0.0, 0u64);
         let mut goodputs = Vec::with_capacity(n);
@@ -551,7 +614,11 @@ impl<'a> World<'a> {
             });
             c_min_rtt.push(ms(snap.min_rtt));
             c_fct.push(done.map_or(f64::NAN, |t| t.since(f.start).secs_f64()));
-            c_drops.push((q.drops_overflow + q.drops_aqm) as i64);
+            c_drops.push((q.drops_overflow + q.drops_aqm + f.fwd.lost) as i64);
+            c_drop_of.push(q.drops_overflow as i64);
+            c_drop_aqm.push(q.drops_aqm as i64);
+            c_drop_rand.push(f.fwd.lost as i64);
+            c_ack_lost.push(f.rev.lost as i64);
             c_marks.push(q.marks as i64);
             c_rtos.push(st.rto_count as i64);
             c_in_net.push((on_path + q.backlog_pkts) as i64);
@@ -582,6 +649,10 @@ impl<'a> World<'a> {
         flows.f64("min_rtt_ms", c_min_rtt);
         flows.f64("fct_s", c_fct);
         flows.i64("drops", c_drops);
+        flows.i64("drops_overflow", c_drop_of);
+        flows.i64("drops_aqm", c_drop_aqm);
+        flows.i64("drops_random", c_drop_rand);
+        flows.i64("acks_lost", c_ack_lost);
         flows.i64("marks", c_marks);
         flows.i64("rto_count", c_rtos);
         flows.i64("segs_in_network", c_in_net);
@@ -654,6 +725,9 @@ impl<'a> World<'a> {
         queue.f64("sojourn_mean_ms", q.soj_mean);
         queue.f64("sojourn_max_ms", q.soj_max);
         queue.i64("drops", q.drops);
+        queue.i64("drops_overflow", q.drops_overflow);
+        queue.i64("drops_aqm", q.drops_aqm);
+        queue.i64("marks", q.marks);
         queue.f64("wire_utilization", q.wire_util);
 
         let mut transitions = Table::new("transitions");

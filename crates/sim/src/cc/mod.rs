@@ -18,7 +18,6 @@ pub mod signals;
 pub use signals::{AckOutcome, CaState, CcEvent, CcInit, Conn, LostPacket, RateSample, TsoPolicy};
 
 use crate::units::{Rate, Time};
-use serde::de::DeserializeOwned;
 
 /// A value of a CC's internal state, written into samples.parquet.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -159,32 +158,7 @@ pub enum CcConfig {
     Bbr3(bbr::Bbr3Config),
 }
 
-/// Parameters of one algorithm: serde with `deny_unknown_fields` and
-/// defaults in `Default`, checked once by `validate`.
-pub trait CcParams: DeserializeOwned + Default {
-    /// Check ranges; the message names the parameter and its allowed range.
-    fn validate(&self) -> Result<(), String>;
-}
-
-/// Deserialize and validate `params` for an algorithm; the error names the parameter.
-pub fn parse_params<T: CcParams>(params: &serde_json::Value) -> Result<T, String> {
-    let v = if params.is_null() {
-        serde_json::Value::Object(Default::default())
-    } else {
-        params.clone()
-    };
-    let cfg: T = serde_path_to_error::deserialize(v).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
-            inner
-        } else {
-            format!("{path}: {inner}")
-        }
-    })?;
-    cfg.validate()?;
-    Ok(cfg)
-}
+pub use crate::params::{parse_params, Params as CcParams};
 
 impl CcConfig {
     /// Every name accepted in `cc = "..."`.

@@ -34,7 +34,6 @@ pub mod red;
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::units::{parse_duration, parse_size, Bytes, Dur, SizeSpec, Time};
-use serde::de::DeserializeOwned;
 
 /// Why a packet left the queue without being sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,33 +195,7 @@ pub enum QdiscConfig {
     Cake(cake::CakeSetup),
 }
 
-/// Parameters of one discipline: serde with `deny_unknown_fields` and Linux
-/// defaults in `Default`, checked once by `validate`.
-pub trait QdiscParams: DeserializeOwned + Default {
-    /// Check ranges; the message names the parameter and its allowed range.
-    fn validate(&self) -> Result<(), String>;
-}
-
-/// Deserialize and validate a `[bottleneck.<qdisc>]` table (JSON null when
-/// absent); the error names the parameter.
-pub fn parse_params<T: QdiscParams>(params: &serde_json::Value) -> Result<T, String> {
-    let v = if params.is_null() {
-        serde_json::Value::Object(Default::default())
-    } else {
-        params.clone()
-    };
-    let cfg: T = serde_path_to_error::deserialize(v).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
-            inner
-        } else {
-            format!("{path}: {inner}")
-        }
-    })?;
-    cfg.validate()?;
-    Ok(cfg)
-}
+pub use crate::params::{parse_params, Params as QdiscParams};
 
 /// Read a duration parameter and check it lies in `[lo, hi]`.
 pub(crate) fn param_dur(name: &str, s: &str, lo: Dur, hi: Dur) -> Result<Dur, String> {

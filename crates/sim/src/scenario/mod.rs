@@ -7,6 +7,7 @@
 pub mod raw;
 
 use crate::cc::CcConfig;
+use crate::net::impair::{JitterConfig, LossConfig};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
 use crate::units::{self, Bytes, Dur, Rate, SizeSpec};
@@ -73,6 +74,9 @@ pub struct BottleneckSpec {
     pub ecn: bool,
     /// Token-bucket depth (TBF `burst`), bytes.
     pub burst_bytes: u64,
+    /// (time, rate) steps, ns and bit/s: from each time on, the bottleneck rate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_schedule: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -107,6 +111,23 @@ pub struct FlowSpec {
     /// Application writes (offset from the start, bytes); empty unless a trace replay.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chunks: Vec<(u64, u64)>,
+    /// Random loss on the data path (before the bottleneck) and on the ACK path.
+    #[serde(default, skip_serializing_if = "is_no_loss")]
+    pub loss: LossConfig,
+    #[serde(default, skip_serializing_if = "is_no_loss")]
+    pub ack_loss: LossConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_jitter: Option<JitterConfig>,
+    /// (time, rtt) steps, ns: from each time on, the flow's RTT (split as rtt_split).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rtt_schedule: Vec<(u64, u64)>,
+    pub rtt_split: f64,
+}
+
+fn is_no_loss(l: &LossConfig) -> bool {
+    *l == LossConfig::None
 }
 
 /// A successive flow's dependency: it starts `gap_ns` after `flow` completes.
@@ -314,6 +335,19 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         ScenarioError { path, message: m }
     })?;
 
+    let mut rate_schedule = Vec::new();
+    for (k, (t, r)) in rb.rate_schedule.iter().flatten().enumerate() {
+        let t = duration_at(&format!("bottleneck.rate_schedule[{k}][0]"), t)?;
+        let r = positive_rate_at(&format!("bottleneck.rate_schedule[{k}][1]"), r)?;
+        if rate_schedule.last().is_some_and(|&(prev, _)| t.0 < prev) {
+            return err(
+                format!("bottleneck.rate_schedule[{k}][0]"),
+                "times must not decrease",
+            );
+        }
+        rate_schedule.push((t.0, r.0));
+    }
+
     let sample_interval = match raw.sample.and_then(|s| s.interval) {
         Some(i) => positive_duration_at("sample.interval", &i)?,
         None => DEFAULT_SAMPLE_INTERVAL,
@@ -333,6 +367,7 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
             qdisc,
             ecn,
             burst_bytes,
+            rate_schedule,
         },
         flows,
         sample_interval_ns: sample_interval.0,
@@ -561,6 +596,49 @@ fn expand_flow(
             format!("{init_cwnd} is outside 1..10000 packets"),
         );
     }
+    let pick = |own: &Option<LossConfig>,
+                dflt: &Option<LossConfig>,
+                field: &str|
+     -> Result<LossConfig, ScenarioError> {
+        let (l, p) = match (own, dflt) {
+            (Some(l), _) => (l.clone(), at(field)),
+            (None, Some(l)) => (l.clone(), format!("path.{field}")),
+            (None, None) => return Ok(LossConfig::None),
+        };
+        l.validate().map_err(|m| ScenarioError {
+            path: p,
+            message: m,
+        })?;
+        Ok(l)
+    };
+    let loss = pick(&rf.loss, &path.loss, "loss")?;
+    let ack_loss = pick(&rf.ack_loss, &path.ack_loss, "ack_loss")?;
+    let pick_jitter = |own: &Option<JitterConfig>, dflt: &Option<JitterConfig>, field: &str| {
+        let (j, p) = match (own, dflt) {
+            (Some(j), _) => (j.clone(), at(field)),
+            (None, Some(j)) => (j.clone(), format!("path.{field}")),
+            (None, None) => return Ok(None),
+        };
+        j.validate().map_err(|m| ScenarioError {
+            path: p,
+            message: m,
+        })?;
+        Ok(Some(j))
+    };
+    let jitter = pick_jitter(&rf.jitter, &path.jitter, "jitter")?;
+    let ack_jitter = pick_jitter(&rf.ack_jitter, &path.ack_jitter, "ack_jitter")?;
+    let mut rtt_schedule = Vec::new();
+    for (k, (t, r)) in rf.rtt_schedule.iter().flatten().enumerate() {
+        let t = duration_at(&format!("flows[{g}].rtt_schedule[{k}][0]"), t)?;
+        let r = positive_duration_at(&format!("flows[{g}].rtt_schedule[{k}][1]"), r)?;
+        if rtt_schedule.last().is_some_and(|&(prev, _)| t.0 < prev) {
+            return err(
+                format!("flows[{g}].rtt_schedule[{k}][0]"),
+                "times must not decrease",
+            );
+        }
+        rtt_schedule.push((t.0, r.0));
+    }
     let host = match rf.host {
         Some(h) if !(0..=65_535).contains(&h) => {
             return err(at("host"), format!("{h} is outside 0..65535"))
@@ -578,7 +656,7 @@ fn expand_flow(
     for _ in 0..count {
         for k in 0..chain {
             let id = out.len() as u32;
-            let after = (k > 0).then_some(After {
+            let after = (k > 0).then(|| After {
                 flow: id - 1,
                 gap_ns: gap.0,
             });
@@ -599,12 +677,20 @@ fn expand_flow(
                 size_bytes: size,
                 pacing: pacing.clone(),
                 rwnd_bytes: rwnd,
-                ecn: rf.ecn.unwrap_or(false),
+                // ECN on by default only where the algorithm needs it (Linux
+                // `tcp_ca_needs_ecn`: DCTCP).
+                ecn: rf.ecn.unwrap_or(cfg.name() == "dctcp"),
                 mss,
                 init_cwnd: init_cwnd as u32,
                 host: host.map_or(id, |h| h as u32),
                 after,
                 chunks: chunks.clone(),
+                loss: loss.clone(),
+                ack_loss: ack_loss.clone(),
+                jitter: jitter.clone(),
+                ack_jitter: ack_jitter.clone(),
+                rtt_schedule: rtt_schedule.clone(),
+                rtt_split: split,
             });
         }
     }

@@ -428,6 +428,7 @@ impl Sender {
         let una_advanced = self.snd_una > prior_una;
         if una_advanced {
             self.sacked.trim_below(self.snd_una);
+            self.rack.prune(&self.sb);
         }
 
         // 3. RTT (tcp_ack_update_rtt): Karn's rule for cumulative ACKs.

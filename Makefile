@@ -11,8 +11,9 @@ CCARENA := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scr
 install:
 	$(PIP) install .
 
+# Ray is optional: its test is skipped where it cannot be installed.
 install-test:
-	$(PIP) install ".[test]"
+	$(PIP) install ".[test,ray]" || $(PIP) install ".[test]"
 
 demo: install
 	$(CCARENA) run scenarios/demo.toml

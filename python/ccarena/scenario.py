@@ -284,6 +284,11 @@ class Scenario:
             expect = [expect]
         if expect is not None and not (isinstance(expect, list) and all(isinstance(e, dict) for e in expect)):
             raise ScenarioError(source, "expect", "must be an array of tables: [[expect]] metric = ...")
+        from .expect import parse_expectations
+        from .sweep import parse_sweep
+
+        parse_sweep(sweep, source)  # raise now, naming the field, not when the sweep starts
+        parse_expectations(expect, source)
         try:
             core_json = _core.normalize(json.dumps(raw))
         except _core.ScenarioError as e:

@@ -65,6 +65,10 @@ PROBES: dict[str, tuple[str, dict[str, Any]]] = {
         "BBRv1's drain-to-one-BDP variant (cc_params.drain_to_target)",
         _with(("flows",), [{"cc": "bbr1", "rtt": "20ms", "cc_params": {"drain_to_target": True}}]),
     ),
+    "flow_stop": (
+        "a bulk flow that stops at a given time (flows.N.stop)",
+        _with(("flows",), [{"cc": "reno", "rtt": "20ms", "stop": "0.5s"}]),
+    ),
     "rtt_schedule": (
         "a flow RTT that changes during the run (flows.N.rtt_schedule)",
         _with(("flows",), [{"cc": "reno", "rtt": "20ms", "rtt_schedule": [["1s", "40ms"]]}]),

@@ -174,7 +174,7 @@ register(
     figure_fig14,
 )
 
-# fig4: RED -------------------------------------------------------------------------------------
+# fig4: RED ------
 
 RED = [
     {"max": "0.5MB", "min": "0.17MB", "probability": 0.02},
@@ -338,7 +338,7 @@ register(
     figure_fig16,
 )
 
-# fig7: race to the bottom ---------------------------------------------------------------------
+# fig7: race to the bottom ------
 
 
 def build_fig7(quick: bool) -> dict[str, Any]:
@@ -373,7 +373,7 @@ register(
     figure_fig7,
 )
 
-# fig8-11: fig1 zoomed ---------------------------------------------------------------------------
+# fig8-11: fig1 zoomed ------
 
 
 def build_zoom(quick: bool) -> dict[str, Any]:
@@ -401,7 +401,7 @@ register(
     notes="The quick form zooms on 5-15 s, the full form on 12-22 s.",
 )
 
-# fig12: drain to one BDP -------------------------------------------------------------------------
+# fig12: drain to one BDP ------
 
 
 def build_fig12(quick: bool) -> dict[str, Any]:
@@ -429,7 +429,7 @@ register(
     figure_fig12,
 )
 
-# fig13: BBQ, the 10 ms flow leaves -----------------------------------------------------------------
+# fig13: BBQ, the 10 ms flow leaves ------
 
 
 def build_fig13(quick: bool) -> dict[str, Any]:
@@ -451,7 +451,7 @@ register(
     figure_fig13,
 )
 
-# fig17: pairs of RTTs ------------------------------------------------------------------------------
+# fig17: pairs of RTTs ------
 
 PAIR_RTTS_FULL = [5, 10, 20, 50, 100, 200, 300]
 PAIR_RTTS_QUICK = [10, 50, 200]

@@ -170,6 +170,7 @@ _KEY_NAMES = {
     "path.loss": "loss",
     "path.jitter": "jitter",
     "duration": "duration",
+    "cc": "CCA",
 }
 
 

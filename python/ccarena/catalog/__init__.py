@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
+from rich.text import Text
 
 from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
 from .base import REGISTRY, Entry
@@ -65,19 +65,20 @@ def status(entry: Entry) -> list[str]:
     return missing(entry.needs)
 
 
-def catalog_table() -> Table:
-    """Every id, what it needs, and whether it runs with the installed core."""
-    t = Table(title="experiment catalog (ccarena reproduce ID|PAPER [--quick])", title_justify="left")
-    t.add_column("id", no_wrap=True)
-    t.add_column("experiment", no_wrap=True, overflow="ellipsis", max_width=48)
-    t.add_column("needs")
-    t.add_column("status")
+def catalog_table() -> Text:
+    """Every id, whether it runs with the installed core (else what it waits
+    for), what it needs, and what it draws; one line each."""
+    lines = Text("experiment catalog (ccarena reproduce ID|PAPER [--quick]):\n", style="bold")
+    width = max(len(i) for i in REGISTRY)
     for e in REGISTRY.values():
         miss = status(e)
-        needs = ", ".join(sorted(e.needs)) or "-"
-        state = "[green]runs[/green]" if not miss else "[yellow]waits for " + ", ".join(miss) + "[/yellow]"
-        t.add_row(e.id, e.title, needs, state)
-    return t
+        lines.append(f"  {e.id:<{width}}  ")
+        if miss:
+            lines.append("waits for " + ", ".join(miss), style="yellow")
+        else:
+            lines.append("runs", style="green")
+        lines.append(f"  [needs {', '.join(sorted(e.needs)) or '-'}]  {e.title}\n")
+    return lines
 
 
 def unavailable_message(entry: Entry, miss: list[str]) -> str:

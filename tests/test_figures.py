@@ -9,7 +9,7 @@ import pytest
 
 import ccarena
 from ccarena import cli
-from ccarena.analysis import mean_ci, t_quantile
+from ccarena.stats import mean_ci, t_quantile
 from ccarena.plots import KINDS, make_figure
 
 PNG = b"\x89PNG\r\n\x1a\n"

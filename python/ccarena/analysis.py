@@ -1,121 +1,139 @@
-"""Statistics on result frames: Jain's index, means with confidence
-intervals (Student's t, without scipy), empirical CDFs, queueing delay in
-units of RTTmin."""
+"""Metrics on result frames: flow completion time slowdown and the SRPT ideal.
+
+Slowdown = FCT / FCT of the same flow alone on the link. "Alone" is
+``AloneModel``; by default, with ``mss`` 1448 and 66 bytes of headers per
+segment (the simulator's 1514-byte frames, docs/model.md):
+
+    alone = RTT (handshake: SYN, SYN-ACK)
+          + wire bytes x 8 / bottleneck rate (serialisation at the bottleneck)
+          + RTT (the last segment's propagation and its ACK's return)
+
+which is the simulator's FCT (SYN sent to last ACK received) of a flow with
+an unlimited window on an empty path. ``slow_start=True`` adds the idle time
+of slow start from ``init_cwnd``: round k sends ``init_cwnd * 2**k``
+segments back to back, and the next round starts when the ACK of round k's
+first segment returns, one RTT after that segment left the bottleneck, so
+the link idles ``RTT - (window - 1) x segment time`` between rounds until a
+window fills the pipe (an ACK per segment, as in Linux's quick-ACK mode;
+delayed ACKs and pacing are not modelled).
+
+``burst_bytes`` models the bottleneck's token bucket (the scenario's
+``bottleneck.burst``, one 1514-byte packet by default in the simulator):
+after an idle time it lets that many bytes through at once, so a flow alone
+finishes up to ``burst / rate`` sooner (1.2 ms at 10 Mbit/s, 4 us at
+3 Gbit/s). The default, 0, is the fluid link, for which the SRPT ideal and
+``ideal_fct`` agree exactly; ``AloneModel(slow_start=True, burst_bytes=1514)``
+reproduces the simulator's FCT of a lone CUBIC flow (tests/test_workloads_sim.py).
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ecdf", "jain", "mean_ci", "qdelay_rttmin", "t_cdf", "t_quantile"]
+from .workloads.srpt import srpt_completion
+
+__all__ = ["ALONE", "AloneModel", "ideal_fct", "slowdown", "srpt_fct"]
 
 
-def jain(values: Iterable[float]) -> float:
-    """Jain's fairness index (RFC 5166), 0..1: (sum x)^2 / (n sum x^2)."""
-    x = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
-    if len(x) == 0 or not np.any(x):
-        return float("nan")
-    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+@dataclass(frozen=True)
+class AloneModel:
+    """What the FCT of a flow alone on the link counts (see the module doc)."""
+
+    handshake: bool = True  # + 1 RTT before the first data segment
+    last_ack: bool = True  # + 1 RTT for the last segment to arrive and its ACK to return
+    slow_start: bool = False  # + slow start's idle rounds from init_cwnd
+    init_cwnd: int = 10
+    mss: int = 1448
+    header_bytes: int = 66  # per segment on the bottleneck: 52 (IP, TCP, timestamps) + 14 (Ethernet)
+    burst_bytes: int = 0  # the bottleneck's token-bucket depth: passes at once after an idle time
+
+    def wire_bytes(self, size_bytes) -> np.ndarray:
+        z = np.asarray(size_bytes, dtype=np.float64)
+        return z + np.ceil(z / self.mss) * self.header_bytes
+
+    def fixed_s(self, rtt_s) -> np.ndarray:
+        """The latency terms: handshake and last ACK."""
+        return np.asarray(rtt_s, dtype=np.float64) * (int(self.handshake) + int(self.last_ack))
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (Lentz's method)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
+ALONE = AloneModel()
 
 
-def _betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    front = math.exp(ln)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+def ideal_fct(size_bytes, rate_bps: float, rtt_s, alone: AloneModel = ALONE) -> np.ndarray:
+    """FCT (seconds) of flows of ``size_bytes`` alone on a link of ``rate_bps``
+    with base RTT ``rtt_s`` (scalars or arrays), as ``alone`` defines it."""
+    z, rtt = np.broadcast_arrays(
+        np.asarray(size_bytes, dtype=np.float64), np.asarray(rtt_s, dtype=np.float64)
+    )
+    wire = alone.wire_bytes(z)
+    free = np.minimum(wire, alone.burst_bytes) * 8.0 / rate_bps  # the bucket is full at the start
+    t = wire * 8.0 / rate_bps - free + alone.fixed_s(rtt)
+    if alone.slow_start:
+        segs = np.ceil(z / alone.mss)
+        seg_tx = (alone.mss + alone.header_bytes) * 8.0 / rate_bps
+        sent = np.zeros(z.shape)
+        for k in range(64):
+            w = alone.init_cwnd * 2.0**k
+            sent = sent + w
+            # Data left after round k, whose first ACK returns one RTT after its first segment
+            # left: the link idles from the end of the round until then, if the round was shorter.
+            gap = rtt - (w - 1) * seg_tx
+            idle = (sent < segs) & (gap > 0)
+            if not idle.any():
+                break
+            # after the gap the bucket has refilled by up to its depth: that much passes at once
+            t = t + np.where(idle, gap - np.minimum(gap, alone.burst_bytes * 8.0 / rate_bps), 0.0)
+    return t
 
 
-def t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
-    x = df / (df + t * t)
-    tail = 0.5 * _betainc(df / 2.0, 0.5, x)
-    return 1.0 - tail if t > 0 else tail
+def _rtt(flows: pd.DataFrame, rtt_s, rtt_col: str) -> np.ndarray:
+    if rtt_s is not None:
+        return np.broadcast_to(np.asarray(rtt_s, dtype=np.float64), (len(flows),))
+    if rtt_col not in flows.columns:
+        raise ValueError(f"give rtt_s or a {rtt_col!r} column")
+    v = flows[rtt_col].to_numpy(np.float64)
+    return v / 1e3 if rtt_col.endswith("_ms") else v
 
 
-def t_quantile(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t (bisection on ``t_cdf``; |error| < 1e-10).
-    ``t_quantile(0.975, 9)`` = 2.262, the factor of a 95% interval of 10 samples."""
-    if not 0.0 < p < 1.0:
-        raise ValueError("p must be in (0, 1)")
-    if df <= 0:
-        raise ValueError("df must be positive")
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12:
-            break
-    return 0.5 * (lo + hi)
+def slowdown(
+    flows: pd.DataFrame,
+    rate_bps: float,
+    *,
+    rtt_s=None,
+    alone: AloneModel = ALONE,
+    fct_col: str = "fct_s",
+    size_col: str = "size_bytes",
+    rtt_col: str = "rtt_ms",
+) -> pd.Series:
+    """FCT / ``ideal_fct`` for each flow of a frame (e.g. ``Results.flows``:
+    ``fct_s``, ``size_bytes``, ``rtt_ms``). ``rtt_s`` overrides the frame's
+    RTTs. Flows that did not complete (FCT NaN) get NaN."""
+    ideal = ideal_fct(flows[size_col].to_numpy(), rate_bps, _rtt(flows, rtt_s, rtt_col), alone)
+    return pd.Series(flows[fct_col].to_numpy(np.float64) / ideal, index=flows.index, name="slowdown")
 
 
-def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float, float, int]:
-    """(mean, low, high, n): the ``level`` confidence interval of the mean,
-    mean ± t_{(1+level)/2, n-1} · s / sqrt(n). With one value the interval
-    is the value itself."""
-    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
-    n = len(x)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan"), 0
-    m = float(x.mean())
-    if n == 1:
-        return m, m, m, 1
-    half = t_quantile(0.5 + level / 2.0, n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
-    return m, m - half, m + half, n
-
-
-def ecdf(values: Iterable[float]) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted finite values and their cumulative fractions (i/n)."""
-    x = np.sort(np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float))
-    return x, np.arange(1, len(x) + 1) / max(len(x), 1)
-
-
-def qdelay_rttmin(queue: pd.DataFrame, rate_mbps: float, rtt_min_ms: float) -> pd.Series:
-    """Queueing delay in units of RTTmin from queue samples, as the BBRv3 paper
-    computes it: queued bytes / bottleneck rate / RTTmin."""
-    delay_ms = queue["backlog_bytes"] * 8.0 / (rate_mbps * 1e6) * 1e3
-    return delay_ms / rtt_min_ms
+def srpt_fct(
+    flows: pd.DataFrame,
+    rate_bps: float,
+    *,
+    rtt_s=None,
+    alone: AloneModel = ALONE,
+    start_col: str = "start_s",
+    size_col: str = "size_bytes",
+    rtt_col: str = "rtt_ms",
+) -> pd.Series:
+    """FCT of each flow under the SRPT ideal on the bottleneck: a flow's
+    ``alone.wire_bytes`` reach the link one handshake after its start, the
+    link serves them by preemptive SRPT (``workloads.srpt``), and the flow
+    completes one RTT after its last byte left the link. Alone on the link
+    this is exactly ``ideal_fct`` without slow start (SRPT does not slow start)
+    and with ``burst_bytes`` 0 (SRPT serves a fluid link)."""
+    rtt = _rtt(flows, rtt_s, rtt_col)
+    start = flows[start_col].to_numpy(np.float64)
+    arrive = start + (rtt if alone.handshake else 0.0)
+    done = srpt_completion(arrive, alone.wire_bytes(flows[size_col].to_numpy()), rate_bps)
+    fct = done - start + (rtt if alone.last_ack else 0.0)
+    return pd.Series(fct, index=flows.index, name="srpt_fct_s")

@@ -17,7 +17,9 @@ fn print(t: &Table) {
 fn main() {
     let mut s = String::new();
     std::io::stdin().read_to_string(&mut s).unwrap();
+    let t_norm = std::time::Instant::now();
     let sc = ccarena_sim::scenario::normalize_json(&s).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("normalize {:.3}s", t_norm.elapsed().as_secs_f64());
     let t0 = std::time::Instant::now();
     let r = ccarena_sim::world::run(&sc);
     let wall = t0.elapsed().as_secs_f64();

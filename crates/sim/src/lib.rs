@@ -9,6 +9,7 @@ pub mod filter;
 pub mod metrics;
 pub mod net;
 pub mod packet;
+pub mod params;
 pub mod qdisc;
 pub mod rng;
 pub mod scenario;

@@ -389,6 +389,26 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     Ok(f)
 }
 
+/// A probability as a scenario writes it: a plain number (`0.02`) or a
+/// string with or without a percent sign (`"2%"`, `"0.02"`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum FractionSpec {
+    Number(f64),
+    Text(String),
+}
+
+impl FractionSpec {
+    /// The fraction in [0, 1].
+    pub fn value(&self) -> Result<f64, String> {
+        match self {
+            FractionSpec::Number(v) if (0.0..=1.0).contains(v) => Ok(*v),
+            FractionSpec::Number(v) => Err(format!("{v} is outside 0..=1")),
+            FractionSpec::Text(s) => parse_fraction(s),
+        }
+    }
+}
+
 /// Bandwidth-delay product in bytes: rate x rtt.
 pub fn bdp(rate: Rate, rtt: Dur) -> Bytes {
     rate.bytes_in(rtt)
@@ -451,6 +471,16 @@ mod tests {
         assert_eq!(parse_fraction("0.5"), Ok(0.5));
         assert!(parse_fraction("101%").is_err());
         assert!(parse_fraction("-1%").is_err());
+    }
+
+    #[test]
+    fn fraction_specs_take_numbers_and_strings() {
+        let v: FractionSpec = serde_json::from_str("0.02").unwrap();
+        assert_eq!(v.value(), Ok(0.02));
+        let v: FractionSpec = serde_json::from_str("\"2%\"").unwrap();
+        assert_eq!(v.value(), Ok(0.02));
+        let v: FractionSpec = serde_json::from_str("1.5").unwrap();
+        assert!(v.value().is_err());
     }
 
     #[test]

@@ -8,17 +8,18 @@
 //! hands packets to the receiver the moment its tokens allow (see
 //! net::bottleneck), so all propagation delay sits in the two paths.
 
-use crate::app::App;
+use crate::app::{App, Chunks};
 use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::table::Table;
 use crate::net::bottleneck::Bottleneck;
-use crate::net::path::Path;
+use crate::net::impair::{Jitter, JitterConfig, LossConfig};
+use crate::net::path::{Impairments, Path};
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::sched::EventQueue;
-use crate::tcp::receiver::Receiver;
+use crate::tcp::receiver::{EcnEcho, Receiver};
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::units::{Bytes, Dur, Rate, Time};
 
@@ -32,6 +33,12 @@ enum Ev {
     Bottleneck,
     SenderTimer(u32),
     DelAck(u32),
+    /// Flow i's application writes its next chunk.
+    AppWrite(u32),
+    /// Flow i's RTT takes step k of its schedule.
+    RttStep(u32, u32),
+    /// The bottleneck rate takes step k of its schedule.
+    RateStep(u32),
     Sample,
 }
 
@@ -69,8 +76,11 @@ struct FlowRt {
     delack_at: Option<Time>,
     /// Receiver-side bytes at the previous sample, for interval goodput.
     last_bytes: u64,
-    /// Data packets that reached the receiver, and ACK-path packets.
+    /// Data packets that reached the receiver.
     data_received: u64,
+    started: bool,
+    /// The successive flow that starts after this one completes, and its gap.
+    successor: Option<(u32, Dur)>,
 }
 
 struct SampleCols {
@@ -97,6 +107,9 @@ struct QueueCols {
     soj_mean: Vec<f64>,
     soj_max: Vec<f64>,
     drops: Vec<i64>,
+    drops_overflow: Vec<i64>,
+    drops_aqm: Vec<i64>,
+    marks: Vec<i64>,
     wire_util: Vec<f64>,
 }
 
@@ -122,9 +135,16 @@ impl<'a> World<'a> {
         let n = sc.flows.len();
         let mut flows = Vec::with_capacity(n);
         for (i, f) in sc.flows.iter().enumerate() {
-            let app = match f.size_bytes {
-                Some(b) => App::Sized { bytes: b },
-                None => App::Bulk,
+            let app = if !f.chunks.is_empty() {
+                App::Chunks(Chunks::new(
+                    f.chunks.iter().map(|&(o, b)| (Dur(o), b)).collect(),
+                    f.mss,
+                ))
+            } else {
+                match f.size_bytes {
+                    Some(b) => App::Sized { bytes: b },
+                    None => App::Bulk,
+                }
             };
             let cfg = SenderConfig {
                 flow: f.id,
@@ -136,11 +156,27 @@ impl<'a> World<'a> {
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
             };
             let access = Rate(f.access_rate_bps);
+            let imp = |loss: &LossConfig, jitter: &Option<JitterConfig>, name: &str| Impairments {
+                loss: loss.build().expect("validated"),
+                jitter: jitter
+                    .as_ref()
+                    .map_or(Jitter::None, |j| j.build().expect("validated")),
+                rng: Rng::stream(sc.seed, &format!("flow{i}.{name}")),
+            };
+            let echo = match f.cc.as_str() {
+                "dctcp" | "bbr2" | "bbr3" => EcnEcho::Accurate,
+                _ => EcnEcho::Rfc3168,
+            };
             flows.push(FlowRt {
                 sender: Sender::new(cfg, sc.cc_config(i), app.clone()),
-                receiver: Receiver::new(f.id),
-                fwd: Path::new(access, Dur(f.fwd_delay_ns)),
-                rev: Path::new(access, Dur(f.rev_delay_ns)),
+                receiver: Receiver::new(f.id, echo),
+                fwd: Path::new(access, Dur(f.fwd_delay_ns))
+                    .with_impairments(imp(&f.loss, &f.jitter, "fwd")),
+                rev: Path::new(access, Dur(f.rev_delay_ns)).with_impairments(imp(
+                    &f.ack_loss,
+                    &f.ack_jitter,
+                    "rev",
+                )),
                 app,
                 mss: f.mss,
                 start: Time(f.start_ns),
@@ -148,7 +184,14 @@ impl<'a> World<'a> {
                 delack_at: None,
                 last_bytes: 0,
                 data_received: 0,
+                started: false,
+                successor: None,
             });
+        }
+        for f in &sc.flows {
+            if let Some(a) = f.after {
+                flows[a.flow as usize].successor = Some((f.id, Dur(a.gap_ns)));
+            }
         }
         let b = &sc.bottleneck;
         let bn = Bottleneck::new(
@@ -159,8 +202,16 @@ impl<'a> World<'a> {
             n,
         );
         let mut q = EventQueue::new();
-        for f in &sc.flows {
+        for f in sc.flows.iter().filter(|f| f.after.is_none()) {
             q.push(Time(f.start_ns), Ev::Start(f.id));
+        }
+        for f in &sc.flows {
+            for (k, &(t, _)) in f.rtt_schedule.iter().enumerate() {
+                q.push(Time(t), Ev::RttStep(f.id, k as u32));
+            }
+        }
+        for (k, &(t, _)) in sc.bottleneck.rate_schedule.iter().enumerate() {
+            q.push(Time(t), Ev::RateStep(k as u32));
         }
         q.push(Time(sc.sample_interval_ns), Ev::Sample);
         World {
@@ -193,6 +244,9 @@ impl<'a> World<'a> {
                 soj_mean: vec![],
                 soj_max: vec![],
                 drops: vec![],
+                drops_overflow: vec![],
+                drops_aqm: vec![],
+                marks: vec![],
                 wire_util: vec![],
             },
             last_wire_bytes: 0,
@@ -223,7 +277,13 @@ impl<'a> World<'a> {
         match ev {
             Ev::Start(i) => {
                 let mut out = std::mem::take(&mut self.out);
-                self.flows[i as usize].sender.start(now, &mut out);
+                let f = &mut self.flows[i as usize];
+                f.start = now;
+                f.started = true;
+                f.sender.start(now, &mut out);
+                if let Some(t) = f.app.next_write(now, now) {
+                    self.q.push(t, Ev::AppWrite(i));
+                }
                 self.send_forward(now, i, &mut out);
                 self.out = out;
                 self.arm_sender(i);
@@ -259,6 +319,18 @@ impl<'a> World<'a> {
                 self.send_forward(now, i, &mut out);
                 self.out = out;
                 self.arm_sender(i);
+                self.check_completion(now, i);
+            }
+            Ev::AppWrite(i) => {
+                let mut out = std::mem::take(&mut self.out);
+                let f = &mut self.flows[i as usize];
+                f.sender.on_app_write(now, &mut out);
+                if let Some(t) = f.app.next_write(now, f.start) {
+                    self.q.push(t, Ev::AppWrite(i));
+                }
+                self.send_forward(now, i, &mut out);
+                self.out = out;
+                self.arm_sender(i);
             }
             Ev::SenderTimer(i) => {
                 let f = &mut self.flows[i as usize];
@@ -283,6 +355,21 @@ impl<'a> World<'a> {
                 }
                 self.arm_delack(i);
             }
+            Ev::RttStep(i, k) => {
+                let spec = &self.sc.flows[i as usize];
+                let rtt = Dur(spec.rtt_schedule[k as usize].1);
+                let fwd = rtt.mul_f64(spec.rtt_split);
+                let f = &mut self.flows[i as usize];
+                f.fwd.set_delay(fwd);
+                f.rev.set_delay(rtt - fwd);
+            }
+            Ev::RateStep(k) => {
+                let rate = Rate(self.sc.bottleneck.rate_schedule[k as usize].1);
+                self.bn.set_rate(now, rate);
+                // A pending wake-up was computed at the old rate: recompute.
+                self.bn.wake = None;
+                self.service_bottleneck(now);
+            }
             Ev::Sample => {
                 self.sample(now);
                 let next = now + Dur(self.sc.sample_interval_ns);
@@ -293,9 +380,26 @@ impl<'a> World<'a> {
         }
     }
 
+    /// When a flow completes, start its successor after the gap.
+    fn check_completion(&mut self, now: Time, i: u32) {
+        let f = &mut self.flows[i as usize];
+        if f.sender.is_done() {
+            if let Some((next, gap)) = f.successor.take() {
+                self.q.push(now + gap, Ev::Start(next));
+            }
+            f.fwd.shrink();
+            f.rev.shrink();
+        }
+    }
+
     fn send_forward(&mut self, now: Time, i: u32, out: &mut Vec<Packet>) {
         let f = &mut self.flows[i as usize];
-        for p in out.drain(..) {
+        // Hosts for per-host queueing (CAKE): the sender's host, and one
+        // receiver host per flow (ids folded into 16 bits).
+        let src_host = self.sc.flows[i as usize].host as u16;
+        for mut p in out.drain(..) {
+            p.src_host = src_host;
+            p.dst_host = i as u16;
             if f.fwd.push(now, p) {
                 let t = f.fwd.head_time().expect("just pushed");
                 self.q.push(t, Ev::Fwd(i));
@@ -356,7 +460,7 @@ impl<'a> World<'a> {
             }
             Kind::Data => {
                 f.data_received += 1;
-                if let Some(ack) = f.receiver.on_data(now, &p) {
+                for ack in f.receiver.on_data(now, &p).into_iter().flatten() {
                     self.send_reverse(now, i, ack);
                 }
                 self.arm_delack(i);
@@ -368,7 +472,12 @@ impl<'a> World<'a> {
     fn sample(&mut self, now: Time) {
         let interval = Dur(self.sc.sample_interval_ns).secs_f64();
         let s = &mut self.samples;
+        let since = now - Dur(self.sc.sample_interval_ns);
         for (i, f) in self.flows.iter_mut().enumerate() {
+            // Only flows active during the interval have a row.
+            if !f.started || f.sender.stats.completed_at.is_some_and(|t| t <= since) {
+                continue;
+            }
             let bytes = f.app.bytes_in(f.receiver.rcv_nxt(), f.mss);
             let snap = f.sender.sample();
             s.time.push(now.secs_f64());
@@ -410,6 +519,15 @@ impl<'a> World<'a> {
         q.soj_max
             .push(if n == 0 { f64::NAN } else { max as f64 / 1e6 });
         q.drops.push(self.bn.drops as i64);
+        let (mut of, mut aqm, mut marks) = (0, 0, 0);
+        for fq in &self.bn.flows {
+            of += fq.drops_overflow;
+            aqm += fq.drops_aqm;
+            marks += fq.marks;
+        }
+        q.drops_overflow.push(of as i64);
+        q.drops_aqm.push(aqm as i64);
+        q.marks.push(marks as i64);
         let sent = self.bn.wire_bytes_out - self.last_wire_bytes;
         self.last_wire_bytes = self.bn.wire_bytes_out;
         q.wire_util
@@ -444,10 +562,18 @@ impl<'a> World<'a> {
         let mut c_rtos = Vec::with_capacity(n);
         let mut c_in_net = Vec::with_capacity(n);
         let mut c_received = Vec::with_capacity(n);
+        let mut c_host = Vec::with_capacity(n);
+        let mut c_drop_of = Vec::with_capacity(n);
+        let mut c_drop_aqm = Vec::with_capacity(n);
+        let mut c_drop_rand = Vec::with_capacity(n);
+        let mut c_ack_lost = Vec::with_capacity(n);
         let (mut total_bytes, mut total_sent, mut total_retx) = (0u64, 0u64, 0u64);
         let (mut srtt_sum, mut srtt_n) = (0.0, 0u64);
         let mut goodputs = Vec::with_capacity(n);
         for (i, f) in self.flows.iter().enumerate() {
+            if !f.started {
+                continue; // a successive flow whose turn never came
+            }
             let spec = &sc.flows[i];
             let st = &f.sender.stats;
             let snap = f.sender.sample();
@@ -488,11 +614,16 @@ impl<'a> World<'a> {
             });
             c_min_rtt.push(ms(snap.min_rtt));
             c_fct.push(done.map_or(f64::NAN, |t| t.since(f.start).secs_f64()));
-            c_drops.push((q.drops_overflow + q.drops_aqm) as i64);
+            c_drops.push((q.drops_overflow + q.drops_aqm + f.fwd.lost) as i64);
+            c_drop_of.push(q.drops_overflow as i64);
+            c_drop_aqm.push(q.drops_aqm as i64);
+            c_drop_rand.push(f.fwd.lost as i64);
+            c_ack_lost.push(f.rev.lost as i64);
             c_marks.push(q.marks as i64);
             c_rtos.push(st.rto_count as i64);
             c_in_net.push((on_path + q.backlog_pkts) as i64);
             c_received.push(f.data_received as i64);
+            c_host.push(spec.host as i64);
             total_bytes += bytes;
             total_sent += st.segs_sent;
             total_retx += st.segs_retrans;
@@ -518,17 +649,22 @@ impl<'a> World<'a> {
         flows.f64("min_rtt_ms", c_min_rtt);
         flows.f64("fct_s", c_fct);
         flows.i64("drops", c_drops);
+        flows.i64("drops_overflow", c_drop_of);
+        flows.i64("drops_aqm", c_drop_aqm);
+        flows.i64("drops_random", c_drop_rand);
+        flows.i64("acks_lost", c_ack_lost);
         flows.i64("marks", c_marks);
         flows.i64("rto_count", c_rtos);
         flows.i64("segs_in_network", c_in_net);
         flows.i64("segs_received", c_received);
+        flows.i64("host", c_host);
 
         let dur = end.secs_f64();
         let capacity_bits = rate.0 as f64 * dur;
         let mut summary = Table::new("summary");
         summary.f64("duration_s", vec![dur]);
         summary.f64("rate_mbps", vec![rate.mbps_f64()]);
-        summary.i64("flows", vec![n as i64]);
+        summary.i64("flows", vec![goodputs.len() as i64]);
         summary.f64(
             "utilization",
             vec![total_bytes as f64 * 8.0 / capacity_bits],
@@ -589,6 +725,9 @@ impl<'a> World<'a> {
         queue.f64("sojourn_mean_ms", q.soj_mean);
         queue.f64("sojourn_max_ms", q.soj_max);
         queue.i64("drops", q.drops);
+        queue.i64("drops_overflow", q.drops_overflow);
+        queue.i64("drops_aqm", q.drops_aqm);
+        queue.i64("marks", q.marks);
         queue.f64("wire_utilization", q.wire_util);
 
         let mut transitions = Table::new("transitions");

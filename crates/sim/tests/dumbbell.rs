@@ -178,3 +178,61 @@ fn min_rtt_is_the_configured_rtt() {
     let m = r.table("flows").f64s("min_rtt_ms")[0];
     assert!((37.0..37.2).contains(&m), "{m}");
 }
+
+/// Successive flows (mixed-workload): each starts `gap` after the previous
+/// one completes, so starts are strictly ordered and spaced by at least gap.
+#[test]
+fn successive_flows_start_a_gap_after_each_completion() {
+    let r = sim(json!({
+        "duration": "10s",
+        "bottleneck": {"rate": "20Mbps", "buffer": "1BDP"},
+        "path": {"rtt": "40ms"},
+        "flows": [{"cc": "cubic"}, {"cc": "cubic", "size": "500KB", "start": "0.5s", "repeat": {"gap": "100ms", "count": 5}}]
+    }));
+    let f = r.table("flows");
+    assert_eq!(f.rows(), 6);
+    let (start, fct) = (f.f64s("start_s"), f.f64s("fct_s"));
+    assert!((start[1] - 0.5).abs() < 1e-9);
+    for k in 2..6 {
+        let prev_end = start[k - 1] + fct[k - 1];
+        assert!(
+            (start[k] - (prev_end + 0.1)).abs() < 1e-6,
+            "flow {k}: {} vs {}",
+            start[k],
+            prev_end + 0.1
+        );
+        assert_eq!(f.i64s("bytes")[k], 500_000);
+    }
+    assert_conservation(&r);
+}
+
+/// A replayed trace flow sends each chunk when it is written and is idle
+/// (app-limited) in between; it completes after its last chunk.
+#[test]
+fn chunked_flow_replays_writes_at_their_offsets() {
+    let r = sim(json!({
+        "duration": "6s",
+        "bottleneck": {"rate": "100Mbps", "buffer": "1BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "cubic", "chunks": [["0s", "30KB"], ["2s", "100KB"], ["4s", "5KB"]]}]
+    }));
+    let f = r.table("flows");
+    assert_eq!(f.i64s("bytes")[0], 135_000);
+    let fct = f.f64s("fct_s")[0];
+    assert!(
+        fct > 4.0 && fct < 4.2,
+        "completes shortly after the last write: {fct}"
+    );
+    let s = r.table("samples");
+    let during_pause: Vec<f64> = s
+        .f64s("time_s")
+        .iter()
+        .zip(s.f64s("goodput_mbps"))
+        .filter(|(t, _)| **t > 1.0 && **t < 1.9)
+        .map(|(_, g)| *g)
+        .collect();
+    assert!(
+        during_pause.iter().all(|g| *g == 0.0),
+        "nothing sent between writes"
+    );
+}

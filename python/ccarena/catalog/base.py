@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis import jain
+from ..stats import jain
 from ..plots import plot_box, plot_cdf, plot_heatmap, plot_mean, plot_panels, runs_with_shares
 from ..plots.common import axis_label, metric_label, new_figure, save, sort_values
 from ..plots.drawn import Drawn

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import ecdf
+from ..stats import ecdf
 from .common import PlotError, axis_label, cc_color, metric_label, metric_scale, new_figure, save, sort_values
 from .drawn import Drawn
 

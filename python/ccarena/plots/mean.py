@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import mean_ci
+from ..stats import mean_ci
 from .common import (
     PlotError,
     axis_label,

@@ -122,6 +122,7 @@ pub struct Classic<R> {
     pub rule: R,
     pub win: Window,
     mss: u32,
+    init_cwnd: u32,
     /// `prior_cwnd`: cwnd when the current reduction started.
     prior_cwnd: u32,
     /// `prr_delivered`: packets delivered since the reduction started.
@@ -141,6 +142,7 @@ impl<R: WindowRule> Classic<R> {
                 clamp: u32::MAX,
             },
             mss: init.mss,
+            init_cwnd: init.init_cwnd,
             prior_cwnd: 0,
             prr_delivered: 0,
             pacing: Rate::INF,
@@ -250,6 +252,25 @@ impl<R: WindowRule> CongestionControl for Classic<R> {
 
     fn on_event(&mut self, now: Time, ev: CcEvent, conn: &Conn) {
         self.rule.cwnd_event(now, ev, conn);
+        if let CcEvent::CwndRestart { idle, rto } = ev {
+            // `tcp_cwnd_restart`: ssthresh keeps 3/4 of cwnd, then cwnd halves
+            // per RTO of idle time, down to min(initial window, cwnd).
+            let w = &mut self.win;
+            if !matches!(self.state, CaState::Cwr | CaState::Recovery) {
+                w.ssthresh = w.ssthresh.max((w.cwnd >> 1) + (w.cwnd >> 2));
+            }
+            let restart = self.init_cwnd.min(w.cwnd);
+            let mut cwnd = w.cwnd;
+            let mut left = idle.0 as i128;
+            loop {
+                left -= rto.0.max(1) as i128;
+                if left <= 0 || cwnd <= restart {
+                    break;
+                }
+                cwnd >>= 1;
+            }
+            w.cwnd = cwnd.max(restart);
+        }
     }
 
     fn cwnd(&self) -> u32 {

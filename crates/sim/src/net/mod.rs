@@ -1,6 +1,7 @@
 //! The network of the dumbbell: per-flow paths (access link plus
-//! propagation delay) and the shared bottleneck (token-bucket shaper in
-//! front of a queue discipline).
+//! propagation delay, with loss and jitter impairments) and the shared
+//! bottleneck (token-bucket shaper in front of a queue discipline).
 
 pub mod bottleneck;
+pub mod impair;
 pub mod path;

@@ -1,15 +1,29 @@
 //! A one-way path: a serializing link (the sender's access link, or the ACK
-//! path's) followed by a fixed propagation delay. Packets leave in the order
-//! they entered, so the path schedules only its head packet: one pending
-//! event per path, however many packets it carries.
+//! path's) followed by a propagation delay, with optional random loss (where
+//! the papers' NetEm sat, before the bottleneck) and jitter that never
+//! reorders. Packets leave in the order they entered, so the path schedules
+//! only its head packet: one pending event per path, however many packets
+//! it carries.
 
+use super::impair::{Jitter, LossModel};
 use crate::packet::Packet;
+use crate::rng::Rng;
 use crate::units::{Bytes, Dur, Rate, Time};
 use std::collections::VecDeque;
+
+/// Random impairments of a path, with their own random stream.
+pub struct Impairments {
+    pub loss: LossModel,
+    pub jitter: Jitter,
+    pub rng: Rng,
+}
 
 pub struct Path {
     rate: Rate,
     delay: Dur,
+    imp: Option<Impairments>,
+    /// Packets this path lost at random.
+    pub lost: u64,
     /// When the serializer finishes the packet it is sending.
     ser_free: Time,
     /// Exit time of the packet that entered last (exits never reorder).
@@ -22,10 +36,18 @@ impl Path {
         Path {
             rate,
             delay,
+            imp: None,
+            lost: 0,
             ser_free: Time::ZERO,
             last_exit: Time::ZERO,
             q: VecDeque::new(),
         }
+    }
+
+    pub fn with_impairments(mut self, imp: Impairments) -> Self {
+        let trivial = matches!(imp.loss, LossModel::None) && matches!(imp.jitter, Jitter::None);
+        self.imp = (!trivial).then_some(imp);
+        self
     }
 
     pub fn delay(&self) -> Dur {
@@ -37,12 +59,23 @@ impl Path {
     }
 
     /// Put a packet on the path at `now`; true if it is now the head (the
-    /// caller must schedule an event at `head_time()`).
+    /// caller must schedule an event at `head_time()`). A packet lost at
+    /// random leaves no trace but the `lost` count.
     pub fn push(&mut self, now: Time, pkt: Packet) -> bool {
         let start = self.ser_free.max(now);
         let done = start + self.rate.tx_time(Bytes(pkt.wire_len as u64));
         self.ser_free = done;
-        let exit = (done + self.delay).max(self.last_exit);
+        let exit = match &mut self.imp {
+            None => (done + self.delay).max(self.last_exit),
+            Some(imp) => {
+                if imp.loss.lost(&mut imp.rng) {
+                    self.lost += 1;
+                    return false;
+                }
+                imp.jitter
+                    .exit_time(done, done + self.delay, self.last_exit, &mut imp.rng)
+            }
+        };
         self.last_exit = exit;
         self.q.push_back((exit, pkt));
         self.q.len() == 1
@@ -58,6 +91,11 @@ impl Path {
             Some(&(t, _)) if t <= now => self.q.pop_front().map(|(_, p)| p),
             _ => None,
         }
+    }
+
+    /// Give back queue memory beyond what the packets on the path need.
+    pub fn shrink(&mut self) {
+        self.q.shrink_to_fit();
     }
 
     pub fn len(&self) -> usize {

@@ -7,6 +7,7 @@
 pub mod raw;
 
 use crate::cc::CcConfig;
+use crate::net::impair::{JitterConfig, LossConfig};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
 use crate::units::{self, Bytes, Dur, Rate, SizeSpec};
@@ -73,6 +74,9 @@ pub struct BottleneckSpec {
     pub ecn: bool,
     /// Token-bucket depth (TBF `burst`), bytes.
     pub burst_bytes: u64,
+    /// (time, rate) steps, ns and bit/s: from each time on, the bottleneck rate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_schedule: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -99,7 +103,42 @@ pub struct FlowSpec {
     pub ecn: bool,
     pub mss: u32,
     pub init_cwnd: u32,
+    /// Sender host (CAKE's per-host isolation; flows of one host are dealt to it).
+    pub host: u32,
+    /// Start `gap_ns` after flow `flow` completes, instead of at `start_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<After>,
+    /// Application writes (offset from the start, bytes); empty unless a trace replay.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<(u64, u64)>,
+    /// Random loss on the data path (before the bottleneck) and on the ACK path.
+    #[serde(default, skip_serializing_if = "is_no_loss")]
+    pub loss: LossConfig,
+    #[serde(default, skip_serializing_if = "is_no_loss")]
+    pub ack_loss: LossConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_jitter: Option<JitterConfig>,
+    /// (time, rtt) steps, ns: from each time on, the flow's RTT (split as rtt_split).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rtt_schedule: Vec<(u64, u64)>,
+    pub rtt_split: f64,
 }
+
+fn is_no_loss(l: &LossConfig) -> bool {
+    *l == LossConfig::None
+}
+
+/// A successive flow's dependency: it starts `gap_ns` after `flow` completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct After {
+    pub flow: u32,
+    pub gap_ns: u64,
+}
+
+/// Upper bound on the flows one scenario may expand to.
+const MAX_FLOWS: usize = 1_000_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {
@@ -296,6 +335,19 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         ScenarioError { path, message: m }
     })?;
 
+    let mut rate_schedule = Vec::new();
+    for (k, (t, r)) in rb.rate_schedule.iter().flatten().enumerate() {
+        let t = duration_at(&format!("bottleneck.rate_schedule[{k}][0]"), t)?;
+        let r = positive_rate_at(&format!("bottleneck.rate_schedule[{k}][1]"), r)?;
+        if rate_schedule.last().is_some_and(|&(prev, _)| t.0 < prev) {
+            return err(
+                format!("bottleneck.rate_schedule[{k}][0]"),
+                "times must not decrease",
+            );
+        }
+        rate_schedule.push((t.0, r.0));
+    }
+
     let sample_interval = match raw.sample.and_then(|s| s.interval) {
         Some(i) => positive_duration_at("sample.interval", &i)?,
         None => DEFAULT_SAMPLE_INTERVAL,
@@ -315,6 +367,7 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
             qdisc,
             ecn,
             burst_bytes,
+            rate_schedule,
         },
         flows,
         sample_interval_ns: sample_interval.0,
@@ -463,6 +516,78 @@ fn expand_flow(
             }
         },
     };
+    let mut chunks = Vec::new();
+    if let Some(cs) = &rf.chunks {
+        if rf.size.is_some() {
+            return err(
+                at("size"),
+                "give either size or chunks (a flow's size is the sum of its chunks)",
+            );
+        }
+        if cs.is_empty() {
+            return err(
+                at("chunks"),
+                "an empty list: give at least one [offset, bytes] pair",
+            );
+        }
+        let mut last = Dur::ZERO;
+        for (k, (off, bytes)) in cs.iter().enumerate() {
+            let off = duration_at(&format!("flows[{g}].chunks[{k}][0]"), off)?;
+            if off < last {
+                return err(
+                    format!("flows[{g}].chunks[{k}][0]"),
+                    "chunk offsets must not decrease",
+                );
+            }
+            last = off;
+            let b = match units::parse_size(&bytes.0)
+                .or_else(|m| err(format!("flows[{g}].chunks[{k}][1]"), m))?
+            {
+                SizeSpec::Bytes(b) if b > 0 => b,
+                _ => {
+                    return err(
+                        format!("flows[{g}].chunks[{k}][1]"),
+                        "a chunk is a positive number of bytes, e.g. \"20KB\"",
+                    )
+                }
+            };
+            chunks.push((off.0, b));
+        }
+        if start + last >= duration {
+            return err(
+                at("chunks"),
+                "the last chunk is written after the end of the run",
+            );
+        }
+    }
+    let size = if chunks.is_empty() {
+        size
+    } else {
+        Some(chunks.iter().map(|c| c.1).sum())
+    };
+    let repeat = match &rf.repeat {
+        None => None,
+        Some(r) => {
+            if rf.size.is_none() {
+                return err(
+                    at("repeat"),
+                    "successive flows need a size (e.g. size = \"1MB\")",
+                );
+            }
+            let gap = match &r.gap {
+                Some(gap) => duration_at(&at("repeat.gap"), gap)?,
+                None => Dur::ZERO,
+            };
+            // Until the end: each flow lasts at least one RTT plus the gap.
+            let bound = (duration - start).0 / gap.0.max(rtt.0).max(1) + 1;
+            let n = match r.count {
+                Some(c) if c < 1 => return err(at("repeat.count"), format!("{c}: at least 1")),
+                Some(c) => c as u64,
+                None => bound,
+            };
+            Some((gap, n))
+        }
+    };
     let pacing = parse_pacing(&at("pacing"), rf.pacing.as_ref())?;
     let init_cwnd = rf.init_cwnd.unwrap_or(DEFAULT_INIT_CWND as i64);
     if !(1..=10_000).contains(&init_cwnd) {
@@ -471,30 +596,103 @@ fn expand_flow(
             format!("{init_cwnd} is outside 1..10000 packets"),
         );
     }
+    let pick = |own: &Option<LossConfig>,
+                dflt: &Option<LossConfig>,
+                field: &str|
+     -> Result<LossConfig, ScenarioError> {
+        let (l, p) = match (own, dflt) {
+            (Some(l), _) => (l.clone(), at(field)),
+            (None, Some(l)) => (l.clone(), format!("path.{field}")),
+            (None, None) => return Ok(LossConfig::None),
+        };
+        l.validate().map_err(|m| ScenarioError {
+            path: p,
+            message: m,
+        })?;
+        Ok(l)
+    };
+    let loss = pick(&rf.loss, &path.loss, "loss")?;
+    let ack_loss = pick(&rf.ack_loss, &path.ack_loss, "ack_loss")?;
+    let pick_jitter = |own: &Option<JitterConfig>, dflt: &Option<JitterConfig>, field: &str| {
+        let (j, p) = match (own, dflt) {
+            (Some(j), _) => (j.clone(), at(field)),
+            (None, Some(j)) => (j.clone(), format!("path.{field}")),
+            (None, None) => return Ok(None),
+        };
+        j.validate().map_err(|m| ScenarioError {
+            path: p,
+            message: m,
+        })?;
+        Ok(Some(j))
+    };
+    let jitter = pick_jitter(&rf.jitter, &path.jitter, "jitter")?;
+    let ack_jitter = pick_jitter(&rf.ack_jitter, &path.ack_jitter, "ack_jitter")?;
+    let mut rtt_schedule = Vec::new();
+    for (k, (t, r)) in rf.rtt_schedule.iter().flatten().enumerate() {
+        let t = duration_at(&format!("flows[{g}].rtt_schedule[{k}][0]"), t)?;
+        let r = positive_duration_at(&format!("flows[{g}].rtt_schedule[{k}][1]"), r)?;
+        if rtt_schedule.last().is_some_and(|&(prev, _)| t.0 < prev) {
+            return err(
+                format!("flows[{g}].rtt_schedule[{k}][0]"),
+                "times must not decrease",
+            );
+        }
+        rtt_schedule.push((t.0, r.0));
+    }
+    let host = match rf.host {
+        Some(h) if !(0..=65_535).contains(&h) => {
+            return err(at("host"), format!("{h} is outside 0..65535"))
+        }
+        h => h,
+    };
     let fwd = rtt.mul_f64(split);
+    let (gap, chain) = repeat.unwrap_or((Dur::ZERO, 1));
+    if out.len() as u64 + count as u64 * chain > MAX_FLOWS as u64 {
+        return err(
+            at("count"),
+            format!("the scenario would have more than {MAX_FLOWS} flows"),
+        );
+    }
     for _ in 0..count {
-        let id = out.len() as u32;
-        out.push(FlowSpec {
-            id,
-            group: g as u32,
-            label: rf
-                .label
-                .clone()
-                .unwrap_or_else(|| format!("{}-{}", cfg.name(), units::format_duration(rtt))),
-            cc: cfg.name().to_string(),
-            cc_params: cfg.params_json(),
-            rtt_ns: rtt.0,
-            fwd_delay_ns: fwd.0,
-            rev_delay_ns: (rtt - fwd).0,
-            access_rate_bps: access_rate.0,
-            start_ns: start.0,
-            size_bytes: size,
-            pacing: pacing.clone(),
-            rwnd_bytes: rwnd,
-            ecn: rf.ecn.unwrap_or(false),
-            mss,
-            init_cwnd: init_cwnd as u32,
-        });
+        for k in 0..chain {
+            let id = out.len() as u32;
+            let after = (k > 0).then(|| After {
+                flow: id - 1,
+                gap_ns: gap.0,
+            });
+            out.push(FlowSpec {
+                id,
+                group: g as u32,
+                label: rf
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| format!("{}-{}", cfg.name(), units::format_duration(rtt))),
+                cc: cfg.name().to_string(),
+                cc_params: cfg.params_json(),
+                rtt_ns: rtt.0,
+                fwd_delay_ns: fwd.0,
+                rev_delay_ns: (rtt - fwd).0,
+                access_rate_bps: access_rate.0,
+                start_ns: start.0,
+                size_bytes: size,
+                pacing: pacing.clone(),
+                rwnd_bytes: rwnd,
+                // ECN on by default only where the algorithm needs it (Linux
+                // `tcp_ca_needs_ecn`: DCTCP).
+                ecn: rf.ecn.unwrap_or(cfg.name() == "dctcp"),
+                mss,
+                init_cwnd: init_cwnd as u32,
+                host: host.map_or(id, |h| h as u32),
+                after,
+                chunks: chunks.clone(),
+                loss: loss.clone(),
+                ack_loss: ack_loss.clone(),
+                jitter: jitter.clone(),
+                ack_jitter: ack_jitter.clone(),
+                rtt_schedule: rtt_schedule.clone(),
+                rtt_split: split,
+            });
+        }
     }
     Ok(())
 }

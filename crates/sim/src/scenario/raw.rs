@@ -2,6 +2,7 @@
 //! optional where a default exists, every unit still a string. serde rejects
 //! unknown fields and wrong types; `normalize` checks values and resolves units.
 
+use crate::net::impair::{JitterConfig, LossConfig};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -49,6 +50,8 @@ pub struct RawBottleneck {
     pub qdisc: Option<String>,
     pub ecn: Option<bool>,
     pub burst: Option<UnitStr>,
+    /// `[[time, rate], ...]`: the bottleneck rate changes at these times.
+    pub rate_schedule: Option<Vec<(UnitStr, UnitStr)>>,
     /// `[bottleneck.<qdisc>]` parameter tables, checked against `qdisc`.
     #[serde(flatten)]
     pub qdisc_params: serde_json::Map<String, serde_json::Value>,
@@ -61,6 +64,13 @@ pub struct RawPath {
     pub rtt: Option<UnitStr>,
     pub rtt_split: Option<f64>,
     pub access_rate: Option<UnitStr>,
+    /// Random loss on the data path, before the bottleneck.
+    pub loss: Option<LossConfig>,
+    /// Random loss on the ACK path.
+    pub ack_loss: Option<LossConfig>,
+    /// Jitter on the data path and on the ACK path.
+    pub jitter: Option<JitterConfig>,
+    pub ack_jitter: Option<JitterConfig>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -81,6 +91,25 @@ pub struct RawFlow {
     pub ecn: Option<bool>,
     pub init_cwnd: Option<i64>,
     pub mss: Option<i64>,
+    /// Successive flows: each next one starts `gap` after the previous completes.
+    pub repeat: Option<RawRepeat>,
+    /// Trace replay: `[[offset, bytes], ...]` written at start + offset.
+    pub chunks: Option<Vec<(UnitStr, UnitStr)>>,
+    /// Sender host id (default: the flow's index).
+    pub host: Option<i64>,
+    pub loss: Option<LossConfig>,
+    pub ack_loss: Option<LossConfig>,
+    pub jitter: Option<JitterConfig>,
+    pub ack_jitter: Option<JitterConfig>,
+    /// `[[time, rtt], ...]`: the flow's RTT changes at these times.
+    pub rtt_schedule: Option<Vec<(UnitStr, UnitStr)>>,
+}
+
+#[derive(Deserialize, Debug, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawRepeat {
+    pub gap: Option<UnitStr>,
+    pub count: Option<i64>,
 }
 
 #[derive(Deserialize, Debug, Default)]

@@ -8,6 +8,18 @@
 use crate::packet::{flags, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::units::{Dur, Time};
 
+/// How the receiver reports CE marks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnEcho {
+    /// RFC 3168: ECE on every ACK from the first CE until the sender's CWR.
+    Rfc3168,
+    /// DCTCP-style (`tcp_dctcp.c` `dctcp_ece_ack_update`): ECE mirrors the CE
+    /// bit of the latest data; when it flips, the data before the flip is
+    /// ACKed at once with the old state. BBRv2/v3 expect this
+    /// (`bbr_precise_ece_ack`).
+    Accurate,
+}
+
 /// `TCP_MAX_QUICKACKS`.
 const MAX_QUICKACKS: u32 = 16;
 /// `TCP_DELACK_MIN` / `TCP_ATO_MIN` (HZ/25).
@@ -15,6 +27,7 @@ pub const DELACK_TIMEOUT: Dur = Dur::from_ms(40);
 
 pub struct Receiver {
     flow: u32,
+    echo: EcnEcho,
     /// Next segment expected (`rcv_nxt`).
     rcv_nxt: u32,
     /// Out-of-order ranges received above rcv_nxt, sorted, disjoint.
@@ -35,9 +48,10 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    pub fn new(flow: u32) -> Self {
+    pub fn new(flow: u32, echo: EcnEcho) -> Self {
         Receiver {
             flow,
+            echo,
             rcv_nxt: 0,
             ooo: Vec::new(),
             recent: Vec::new(),
@@ -54,8 +68,9 @@ impl Receiver {
         self.rcv_nxt
     }
 
-    /// A data segment arrived; returns an ACK to send now, if any.
-    pub fn on_data(&mut self, now: Time, pkt: &Packet) -> Option<Packet> {
+    /// A data segment arrived; returns the ACKs to send now (at most two:
+    /// an accurate-ECN echo may first ACK the data before a CE flip).
+    pub fn on_data(&mut self, now: Time, pkt: &Packet) -> [Option<Packet>; 2] {
         self.segs_received += 1;
         if !self.started {
             // First data: initialise the delayed-ACK engine in quick-ACK mode
@@ -63,15 +78,30 @@ impl Receiver {
             self.started = true;
             self.quick = MAX_QUICKACKS;
         }
-        if pkt.has_flag(flags::CWR) {
-            self.ece = false;
-        }
-        if pkt.ecn == Ecn::Ce {
-            if !self.ece {
-                // First CE: ACK quickly (`tcp_ecn_check_ce` enters quick-ACK mode).
-                self.quick = self.quick.max(2);
+        let ce = pkt.ecn == Ecn::Ce;
+        let mut flip_ack = None;
+        match self.echo {
+            EcnEcho::Rfc3168 => {
+                if pkt.has_flag(flags::CWR) {
+                    self.ece = false;
+                }
+                if ce {
+                    if !self.ece {
+                        // First CE: ACK quickly (`tcp_ecn_check_ce` enters quick-ACK mode).
+                        self.quick = self.quick.max(2);
+                    }
+                    self.ece = true;
+                }
             }
-            self.ece = true;
+            EcnEcho::Accurate => {
+                if ce != self.ece {
+                    if self.unacked > 0 {
+                        flip_ack = Some(self.make_ack());
+                    }
+                    self.ece = ce;
+                    self.quick = self.quick.max(2);
+                }
+            }
         }
         let seq = pkt.seq;
         let mut immediate = false;
@@ -99,12 +129,12 @@ impl Receiver {
             immediate = true;
         }
         if immediate || self.unacked >= 2 || self.quick > 0 {
-            return Some(self.make_ack());
+            return [flip_ack, Some(self.make_ack())];
         }
         if self.delack_at.is_none() {
             self.delack_at = Some(now + DELACK_TIMEOUT);
         }
-        None
+        [flip_ack, None]
     }
 
     /// The delayed-ACK timer fired.
@@ -178,10 +208,10 @@ mod tests {
 
     #[test]
     fn acks_every_second_segment_after_quick_acks() {
-        let mut r = Receiver::new(0);
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
         let mut acks = 0;
         for s in 0..16 {
-            acks += r.on_data(Time(s as u64), &data(s)).is_some() as u32;
+            acks += r.on_data(Time(s as u64), &data(s))[1].is_some() as u32;
         }
         assert_eq!(
             acks, 16,
@@ -189,17 +219,17 @@ mod tests {
         );
         let mut acks = 0;
         for s in 16..36 {
-            acks += r.on_data(Time(s as u64), &data(s)).is_some() as u32;
+            acks += r.on_data(Time(s as u64), &data(s))[1].is_some() as u32;
         }
         assert_eq!(acks, 10);
     }
 
     #[test]
     fn odd_segment_waits_for_the_delayed_ack_timer() {
-        let mut r = Receiver::new(0);
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
         r.quick = 0;
         r.started = true;
-        assert!(r.on_data(Time(0), &data(0)).is_none());
+        assert!(r.on_data(Time(0), &data(0))[1].is_none());
         assert_eq!(r.delack_at, Some(Time(0) + DELACK_TIMEOUT));
         assert!(r.on_delack_timer(Time(1)).is_none());
         let ack = r.on_delack_timer(Time(0) + DELACK_TIMEOUT).unwrap();
@@ -208,13 +238,13 @@ mod tests {
 
     #[test]
     fn holes_produce_sack_blocks_most_recent_first() {
-        let mut r = Receiver::new(0);
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
         r.on_data(Time(0), &data(0));
-        let a = r.on_data(Time(1), &data(2)).unwrap();
+        let a = r.on_data(Time(1), &data(2))[1].unwrap();
         assert_eq!(a.seq, 1);
         assert_eq!(a.sacks(), &[SackBlock { start: 2, end: 3 }]);
         r.on_data(Time(2), &data(3));
-        let a = r.on_data(Time(3), &data(6)).unwrap();
+        let a = r.on_data(Time(3), &data(6))[1].unwrap();
         assert_eq!(
             a.sacks(),
             &[
@@ -223,23 +253,46 @@ mod tests {
             ]
         );
         // Filling the first hole advances the cumulative ACK past 2..4.
-        let a = r.on_data(Time(4), &data(1)).unwrap();
+        let a = r.on_data(Time(4), &data(1))[1].unwrap();
         assert_eq!(a.seq, 4);
         assert_eq!(a.sacks(), &[SackBlock { start: 6, end: 7 }]);
     }
 
     #[test]
+    fn accurate_echo_mirrors_ce_and_acks_at_each_flip() {
+        let mut r = Receiver::new(0, EcnEcho::Accurate);
+        r.quick = 0;
+        r.started = true;
+        let [a, b] = r.on_data(Time(0), &data(0));
+        assert!(
+            a.is_none() && b.is_none(),
+            "one segment waits for the delayed ACK"
+        );
+        let mut p = data(1);
+        p.ecn = Ecn::Ce;
+        let [flip, ack] = r.on_data(Time(1), &p);
+        // The flip ACKs segment 0 without ECE, then segment 1 with it.
+        let flip = flip.unwrap();
+        assert_eq!((flip.seq, flip.has_flag(flags::ECE)), (1, false));
+        let ack = ack.unwrap();
+        assert_eq!((ack.seq, ack.has_flag(flags::ECE)), (2, true));
+        // No CWR needed: the next unmarked packet clears ECE.
+        let [_, ack] = r.on_data(Time(2), &data(2));
+        assert!(!ack.unwrap().has_flag(flags::ECE));
+    }
+
+    #[test]
     fn ce_is_echoed_until_cwr() {
-        let mut r = Receiver::new(0);
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
         let mut p = data(0);
         p.ecn = Ecn::Ce;
-        let a = r.on_data(Time(0), &p).unwrap();
+        let a = r.on_data(Time(0), &p)[1].unwrap();
         assert!(a.has_flag(flags::ECE));
-        let a = r.on_data(Time(1), &data(1)).unwrap();
+        let a = r.on_data(Time(1), &data(1))[1].unwrap();
         assert!(a.has_flag(flags::ECE));
         let mut p = data(2);
         p.flags |= flags::CWR;
-        let a = r.on_data(Time(2), &p).unwrap();
+        let a = r.on_data(Time(2), &p)[1].unwrap();
         assert!(!a.has_flag(flags::ECE));
     }
 }

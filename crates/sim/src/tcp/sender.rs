@@ -94,6 +94,10 @@ pub struct Sender {
     app: App,
     total_segs: Option<u32>,
     phase: Phase,
+    /// When the connection was opened (the SYN), for the application's clock.
+    start: Time,
+    /// Time of the last data transmission (`icsk_lsndtime`).
+    lsndtime: Time,
     // Sequence space, in segments.
     snd_una: u32,
     snd_nxt: u32,
@@ -130,6 +134,9 @@ pub struct Sender {
     pacing_timer: Option<Time>,
     tlp_high_seq: Option<u32>,
     tlp_retrans: bool,
+    /// The tail packet the probe retransmitted was sent app-limited
+    /// (`tp->tlp_orig_data_app_limited`).
+    tlp_orig_app_limited: bool,
     // Scratch buffers reused across ACKs.
     fresh: Vec<(u32, u32)>,
     lost_now: Vec<u32>,
@@ -149,6 +156,8 @@ impl Sender {
             app,
             total_segs,
             phase: Phase::Idle,
+            start: Time::ZERO,
+            lsndtime: Time::ZERO,
             snd_una: 0,
             snd_nxt: 0,
             sb: Scoreboard::default(),
@@ -176,6 +185,7 @@ impl Sender {
             pacing_timer: None,
             tlp_high_seq: None,
             tlp_retrans: false,
+            tlp_orig_app_limited: false,
             fresh: Vec::new(),
             lost_now: Vec::new(),
             transitions: Vec::new(),
@@ -240,6 +250,7 @@ impl Sender {
     /// Open the connection: send the SYN.
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.phase = Phase::SynSent { at: now, tries: 0 };
+        self.start = now;
         out.push(self.stamp(Packet::control(self.cfg.flow, Kind::Syn)));
     }
 
@@ -380,7 +391,7 @@ impl Sender {
                     first_sackt = Some(first_sackt.map_or(tx_time, |t: Time| t.min(tx_time)));
                     last_sackt = Some(last_sackt.map_or(tx_time, |t: Time| t.max(tx_time)));
                 }
-                self.rate.on_delivered(&mut sref, q, sg, true, false);
+                self.rate.on_delivered(&mut sref, q, sg, true, ece);
                 self.rack.on_delivered(now, q, tx_time, ever, min_rtt);
             }
         }
@@ -411,7 +422,7 @@ impl Sender {
                 first_ackt.get_or_insert(sg.tx_time);
                 last_ackt = Some(sg.tx_time);
             }
-            self.rate.on_delivered(&mut sref, q, &mut sg, false, false);
+            self.rate.on_delivered(&mut sref, q, &mut sg, false, ece);
             self.rack.on_delivered(now, q, sg.tx_time, ever, min_rtt);
         }
         let una_advanced = self.snd_una > prior_una;
@@ -445,7 +456,15 @@ impl Sender {
         if let Some(h) = self.tlp_high_seq {
             if ack >= h {
                 if self.tlp_retrans && seq_after(ack, h) {
-                    // The probe repaired a loss: one cwnd reduction.
+                    // The probe repaired a loss: tell the CC (BBRv3 tree),
+                    // then one cwnd reduction.
+                    let conn = self.conn();
+                    let ev = CcEvent::TlpRecovery {
+                        orig_app_limited: self.tlp_orig_app_limited,
+                    };
+                    if let Some(cc) = self.cc.as_mut() {
+                        cc.on_event(now, ev, &conn);
+                    }
                     self.set_state(now, CaState::Cwr);
                     self.set_state(now, CaState::Open);
                 }
@@ -509,6 +528,14 @@ impl Sender {
         self.xmit_timer = None;
         self.reo_timer = None;
         self.pacing_timer = None;
+        // A finished flow keeps only its counters: give back the buffers,
+        // so memory follows the flows in progress, not the flows so far.
+        self.sb = Scoreboard::default();
+        self.sacked = SackRanges::default();
+        self.retx = BinaryHeap::new();
+        self.rack = Rack::default();
+        self.fresh = Vec::new();
+        self.lost_now = Vec::new();
     }
 
     /// `tcp_rack_mark_lost`.
@@ -695,12 +722,13 @@ impl Sender {
     /// `tcp_send_loss_probe`.
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.tlp_high_seq.is_none() {
-            if self.new_data_ready() > 0 {
+            if self.new_data_ready(now) > 0 {
                 self.send_new(now, 1, out);
                 self.tlp_retrans = false;
                 self.tlp_high_seq = Some(self.snd_nxt);
             } else if let Some(q) = self.sb.back_seq() {
                 if !self.sb.get(q).has(seg::SACKED) {
+                    self.tlp_orig_app_limited = self.sb.get(q).tx.is_app_limited;
                     self.retransmit(now, q, out);
                     self.tlp_retrans = true;
                     self.tlp_high_seq = Some(self.snd_nxt);
@@ -762,12 +790,20 @@ impl Sender {
     // ------------------------------------------------------------------
     // Transmission
 
-    /// Segments the application has written and TCP has not yet sent.
-    fn new_data_ready(&self) -> u32 {
-        let written = self
-            .total_segs
+    fn segments_written(&self, now: Time) -> u32 {
+        self.total_segs
             .unwrap_or(u32::MAX)
-            .min(self.app.segments_written(self.cfg.mss));
+            .min(self.app.segments_written(now, self.start, self.cfg.mss))
+    }
+
+    /// The application wrote more data (a new chunk).
+    pub fn on_app_write(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.transmit(now, out);
+    }
+
+    /// Segments the application has written and TCP has not yet sent.
+    fn new_data_ready(&self, now: Time) -> u32 {
+        let written = self.segments_written(now);
         let mut ready = written.saturating_sub(self.snd_nxt);
         if let Some(w) = self.cfg.rwnd_segs {
             ready = ready.min((self.snd_una + w).saturating_sub(self.snd_nxt));
@@ -836,7 +872,7 @@ impl Sender {
                 sent_any = true;
                 continue;
             }
-            let ready = self.new_data_ready();
+            let ready = self.new_data_ready(now);
             if ready == 0 {
                 break;
             }
@@ -863,16 +899,13 @@ impl Sender {
             }
             self.schedule_loss_probe(now, false);
         }
-        self.check_app_limited();
+        self.check_app_limited(now);
     }
 
     /// `tcp_rate_check_app_limited`: nothing to send although cwnd allows.
-    fn check_app_limited(&mut self) {
+    fn check_app_limited(&mut self, now: Time) {
         let cwnd = self.cc.as_ref().map_or(0, |c| c.cwnd());
-        let written = self
-            .total_segs
-            .unwrap_or(u32::MAX)
-            .min(self.app.segments_written(self.cfg.mss));
+        let written = self.segments_written(now);
         if self.snd_nxt >= written && self.in_flight() < cwnd && self.lost_out <= self.retrans_out {
             self.rate.mark_app_limited(self.in_flight());
         }
@@ -949,6 +982,17 @@ impl Sender {
                 cc.on_event(now, CcEvent::TxStart, &conn);
             }
         }
+        // `tcp_event_data_sent`: restart cwnd after an idle period longer
+        // than the RTO (sysctl tcp_slow_start_after_idle = 1).
+        let idle = now.since(self.lsndtime);
+        if self.packets_out() == 0 && self.data_segs_out > 0 && idle > self.rtt.rto() {
+            let conn = self.conn();
+            let rto = self.rtt.rto();
+            if let Some(cc) = self.cc.as_mut() {
+                cc.on_event(now, CcEvent::CwndRestart { idle, rto }, &conn);
+            }
+        }
+        self.lsndtime = now;
         let mut payload = 0u64;
         let mut wire = 0u64;
         for _ in 0..n {

@@ -9,8 +9,8 @@ import pytest
 
 import ccarena
 from ccarena import cli
-from ccarena.stats import mean_ci, t_quantile
 from ccarena.plots import KINDS, make_figure
+from ccarena.stats import mean_ci, t_quantile
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

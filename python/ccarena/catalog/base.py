@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..stats import jain
 from ..plots import plot_box, plot_cdf, plot_heatmap, plot_mean, plot_panels, runs_with_shares
 from ..plots.common import axis_label, metric_label, new_figure, save, sort_values
 from ..plots.drawn import Drawn
+from ..stats import jain
 
 __all__ = ["REGISTRY", "Entry", "register"]
 

@@ -51,7 +51,7 @@ PROBES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "chunks": (
         "trace workloads (flows.N.chunks)",
-        _with(("flows",), [{"cc": "reno", "rtt": "20ms", "chunks": [["0s", "20KB"], ["1s", "20KB"]]}]),
+        _with(("flows",), [{"cc": "reno", "rtt": "20ms", "chunks": [["0s", "20KB"], ["0.5s", "20KB"]]}]),
     ),
     "hosts": (
         "flows sharing a sender (flows.N.host)",

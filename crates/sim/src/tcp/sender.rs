@@ -797,6 +797,17 @@ impl Sender {
             .min(self.app.segments_written(now, self.start, self.cfg.mss))
     }
 
+    /// The application stops writing: what was sent is all there is, and the
+    /// flow completes once it is delivered.
+    pub fn stop_app(&mut self, now: Time) {
+        if self.total_segs.is_none() {
+            self.total_segs = Some(self.snd_nxt);
+            if self.phase == Phase::Established && self.snd_una >= self.snd_nxt {
+                self.finish(now);
+            }
+        }
+    }
+
     /// The application wrote more data (a new chunk).
     pub fn on_app_write(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.transmit(now, out);

@@ -6,13 +6,14 @@ PIP := $(PYTHON) -m pip
 # directory is not on PATH, or pyenv has not rehashed its shims yet).
 CCARENA := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/ccarena
 
-.PHONY: demo test bench fmt lint install install-test bottleneck
+.PHONY: demo test bench fmt lint install install-test reproduce-quick sweep-bench bottleneck
 
 install:
 	$(PIP) install .
 
+# Ray is optional: its test is skipped where it cannot be installed.
 install-test:
-	$(PIP) install ".[test]"
+	$(PIP) install ".[test,ray]" || $(PIP) install ".[test]"
 
 # The Linux backend's user-space bottleneck (target/release/ccarena-bottleneck).
 bottleneck:
@@ -28,6 +29,17 @@ test: install-test bottleneck
 
 bench:
 	cargo bench -p ccarena-sim
+
+# Every catalog experiment's quick form that the core can run (the others
+# say what they wait for; their exit status 3 does not stop the target).
+reproduce-quick: install
+	for paper in bbrv2-eval bbrv3-insights bbq mixed-workload; do \
+		$(CCARENA) reproduce $$paper --quick || test $$? -eq 3 || exit 1; \
+	done
+
+# 100 small runs with --jobs 1 and --jobs 2: the local pool's speed-up.
+sweep-bench: install
+	$(PYTHON) benches/sweep_speedup.py
 
 fmt:
 	cargo fmt --all

@@ -186,7 +186,8 @@ def test_cleanup_after_failure(tmp_path, monkeypatch):
     assert not (tmp_path / "run").exists()
 
 
-def test_cleanup_after_sigint(tmp_path, write_scenario):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_cleanup_after_a_signal(tmp_path, write_scenario, sig):
     path = write_scenario({**ONE_CUBIC, "duration": "20s"})
     before = set(_ours())
     p = subprocess.Popen(
@@ -212,7 +213,7 @@ def test_cleanup_after_sigint(tmp_path, write_scenario):
         time.sleep(0.05)
     assert set(_ours()) - before, "the run never started"
     time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
     assert set(_ours()) <= before

@@ -18,6 +18,7 @@ from importlib import metadata as _metadata
 from pathlib import Path
 from typing import Any
 
+from .experiment import Experiment, SweepError
 from .results import Results
 from .scenario import Scenario, ScenarioError, keyword_override
 from .store import StoreError
@@ -27,7 +28,18 @@ try:
 except _metadata.PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0+unknown"
 
-__all__ = ["Results", "Scenario", "ScenarioError", "StoreError", "__version__", "load", "run"]
+__all__ = [
+    "Experiment",
+    "Results",
+    "Scenario",
+    "ScenarioError",
+    "StoreError",
+    "SweepError",
+    "__version__",
+    "load",
+    "run",
+    "sweep",
+]
 
 
 def load(scenario: str | Path | dict[str, Any] | Scenario, **overrides: Any) -> Scenario:
@@ -37,7 +49,7 @@ def load(scenario: str | Path | dict[str, Any] | Scenario, **overrides: Any) -> 
     if isinstance(scenario, Scenario):
         if not ovs:
             return scenario
-        return Scenario.from_dict(scenario.raw, source=scenario.source, overrides=ovs)
+        return Scenario.from_dict(scenario.document, source=scenario.source, overrides=ovs)
     if isinstance(scenario, dict):
         return Scenario.from_dict(scenario, overrides=ovs)
     return Scenario.load(scenario, ovs)
@@ -77,3 +89,38 @@ def run(
     from .runner import execute
 
     return execute(scn, out, figure=figure)
+
+
+def sweep(
+    scenario: str | Path | dict[str, Any] | Scenario,
+    out: str | Path | None = None,
+    jobs: int | None = None,
+    executor: str = "local",
+    *,
+    address: str | None = None,
+    force: bool = False,
+    progress: bool | None = None,
+    **overrides: Any,
+) -> Experiment:
+    """Run every point of a scenario's ``[sweep]`` and return the ``Experiment``.
+
+    ``out`` is the experiment directory (default ``results/<name>/``); runs
+    already there are reused. ``jobs`` worker processes (default: all cores);
+    ``executor`` ``"local"`` (a process pool) or ``"ray"`` (``address`` of a
+    cluster, or the Ray instance this process started). ``overrides`` as for
+    ``run``; ``sweep__repeats=3`` changes the sweep itself. The experiment's
+    ``.runs``, ``.flows``, ``.samples`` and ``.queue`` are pandas frames with a
+    column per swept key. Raises ``ScenarioError`` before running anything
+    when a point is invalid, ``SweepError`` when runs failed.
+    """
+    from .experiment import run_sweep
+
+    return run_sweep(
+        load(scenario, **overrides),
+        out,
+        jobs=jobs,
+        executor=executor,
+        address=address,
+        force=force,
+        progress=progress,
+    )

@@ -1,10 +1,12 @@
 """The ``ccarena`` command.
 
-Exit status: 0 on success, 2 on bad input of any kind (scenario, override,
+Exit status: 0 on success; 1 when an expectation (``[[expect]]``) failed,
+a run of a sweep failed, or a Linux run failed midway (its namespaces are
+removed all the same); 2 on bad input of any kind (scenario, override,
 output directory, command line) and when the Linux backend cannot run here
-(not root, no namespaces) or cannot run the scenario, with one line on stderr
-and nothing written; 1 when a Linux run fails midway (its namespaces are
-removed all the same).
+(not root, no namespaces) or cannot run the scenario, with one line on
+stderr and nothing written; 3 when a catalog experiment needs mechanisms
+that are not built yet.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from . import __version__
 from .scenario import Scenario, ScenarioError
 from .store import StoreError
 
+PLOT_KINDS = ("cdf", "heatmap", "timeseries", "box", "mean")
+
+EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_UNAVAILABLE = 3
 _MAX_ROWS = 40
 
 
@@ -74,10 +80,48 @@ def _parser() -> argparse.ArgumentParser:
     lsub.add_parser("cleanup", help="remove the namespaces and processes that crashed ccarena runs left")
     lsub.add_parser("check", help="check that the Linux backend can run here")
 
+    def pool_args(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+        sp.add_argument(
+            "--executor",
+            choices=["local", "ray"],
+            default="local",
+            help="local process pool or a Ray cluster",
+        )
+        sp.add_argument("--address", metavar="ADDR", help="Ray cluster address (default: start a local Ray)")
+        sp.add_argument("--force", action="store_true", help="re-run runs that are already there")
+        sp.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    sw = sub.add_parser(
+        "sweep", help="run every point of a scenario's [sweep]; runs already there are reused"
+    )
+    scenario_args(sw)
+    sw.add_argument("--out", metavar="DIR", help="experiment directory (default: results/<name>/)")
+    pool_args(sw)
+
     v = sub.add_parser("validate", help="check a scenario and print its normalized form")
     scenario_args(v)
 
-    sub.add_parser("list", help="list the congestion controls and queue disciplines")
+    pl = sub.add_parser("plot", help="draw a figure from a run or an experiment directory")
+    pl.add_argument("results", metavar="RESULTS", help="a run directory or an experiment directory")
+    pl.add_argument("--kind", required=True, choices=PLOT_KINDS, help="kind of figure")
+    pl.add_argument("--metric", help="what to draw (a column; defaults depend on the kind)")
+    pl.add_argument("--x", help="x axis: a swept key (mean, box, heatmap)")
+    pl.add_argument("--y", help="y axis of a heatmap: a swept key")
+    pl.add_argument("--hue", help="one line/box colour per value of this column (e.g. flows.0.cc, cc)")
+    pl.add_argument("--out", metavar="FILE", help="the PNG to write (an SVG is written beside it)")
+
+    rp = sub.add_parser("report", help="write a static HTML report of a run or an experiment")
+    rp.add_argument("results", metavar="DIR", help="a run directory or an experiment directory")
+    rp.add_argument("--out", metavar="DIR", help="where to write index.html (default: DIR/report/)")
+
+    rr = sub.add_parser("reproduce", help="run an experiment of the catalog and draw its figure")
+    rr.add_argument("target", metavar="ID|PAPER", help="an id (bbq/fig3) or a paper (bbq); see ccarena list")
+    rr.add_argument("--quick", action="store_true", help="the quick form: shorter runs, fewer points")
+    rr.add_argument("--out", metavar="DIR", help="root directory (default: results/reproduce/)")
+    pool_args(rr)
+
+    sub.add_parser("list", help="list the congestion controls, queue disciplines and catalog experiments")
     return p
 
 
@@ -192,8 +236,48 @@ def _validate_summary(scn: Scenario) -> list[Any]:
 # --------------------------------------------------------------------------- commands
 
 
+def expectations_table(outcomes) -> Table:
+    """Pass/fail of each expectation: over how many runs, the worst value."""
+    t = Table(title="expectations", title_justify="left")
+    for name in ("", "expectation", "runs passed", "worst", "at"):
+        t.add_column(name, justify="right" if name in ("runs passed", "worst") else "left")
+    for o in outcomes:
+        n = len(o.checks)
+        worst = o.worst()
+        if n == 0:
+            mark, passed, value, at = "[red]FAIL[/red]", "no run selected", "", ""
+        else:
+            mark = "[green]PASS[/green]" if o.passed else "[red]FAIL[/red]"
+            passed = f"{n - len(o.failures)}/{n}"
+            shown = o.failures[0] if o.failures else worst
+            label, check = shown  # type: ignore[misc]
+            value = _num(check.actual, ".4g") if check.actual is not None else "—"
+            at = label + (f" ({check.detail})" if check.detail else "")
+        t.add_row(mark, o.expectation.describe(), passed, value, at)
+    return t
+
+
+def print_expectations(outcomes, out: Console) -> int:
+    """Print the table; the exit status they give (1 when one failed, or applied to no run)."""
+    if not outcomes:
+        return 0
+    out.print(expectations_table(outcomes))
+    failed = [o for o in outcomes if not o.passed]
+    if failed:
+        out.print(f"[red]{len(failed)} of {len(outcomes)} expectation(s) failed[/red]")
+        return EXIT_FAILED
+    out.print(f"all {len(outcomes)} expectation(s) hold")
+    return 0
+
+
 def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .expect import check_all, parse_expectations
+
     scn = Scenario.load(args.scenario, args.overrides)
+    if scn.sweep:
+        err.print(
+            f"note: {scn.source} has a [sweep]; this runs its base scenario (ccarena sweep runs the points)"
+        )
     backend = args.backend or scn.backend or "sim"
     if backend == "linux":
         from .linux import execute as execute_linux
@@ -213,7 +297,69 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(f"run directory: {res.path}")
     if res.figure is not None:
         out.print(f"figure: {res.figure}")
-    return 0
+    expectations = parse_expectations(scn.expect, scn.source)
+    outcomes = check_all(expectations, [("run", {}, res.summary, res.flows)])
+    return print_expectations(outcomes, out)
+
+
+def _runs_table(exp, limit: int = _MAX_ROWS) -> Table:
+    runs = exp.runs
+    cols = [*exp.keys, "repeat"]
+    metrics = [
+        c for c in ("utilization", "jain", "retrans_rate", "mean_rtt_ms", "qdelay_p95_ms") if c in runs
+    ]
+    t = Table(title=f"{len(runs)} runs", title_justify="left")
+    for c in [*cols, *metrics]:
+        t.add_column(c, justify="right" if c in metrics or c == "repeat" else "left", no_wrap=True)
+    for _, r in runs.head(limit).iterrows():
+        cells = [str(r[c]) for c in cols]
+        for m in metrics:
+            scale = 100 if m in ("utilization", "retrans_rate") else 1
+            cells.append(_num(r[m], ".2f" if scale == 1 else ".1f", scale) + (" %" if scale == 100 else ""))
+        t.add_row(*cells)
+    if len(runs) > limit:
+        t.caption = f"… {len(runs) - limit} more rows in runs.parquet"
+    return t
+
+
+def run_experiment(scn: Scenario, args: argparse.Namespace, out: Console, err: Console, directory) -> tuple:
+    """Run a sweep with the pool arguments; returns (experiment, exit status)."""
+    from .experiment import SweepError, run_sweep
+
+    status = 0
+    try:
+        exp = run_sweep(
+            scn,
+            directory,
+            jobs=args.jobs,
+            executor=args.executor,
+            address=args.address,
+            force=args.force,
+            progress=False if args.no_progress else None,
+            console=err,
+        )
+    except SweepError as e:
+        exp = e.experiment
+        for label, msg in list(e.failures.items())[:10]:
+            err.print(f"[red]failed[/red] {label}: {msg}")
+        status = EXIT_FAILED
+    return exp, status
+
+
+def _cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .expect import check_experiment, parse_expectations
+
+    if args.jobs is not None and args.jobs < 1:
+        raise _BadArgs("--jobs must be at least 1")
+    scn = Scenario.load(args.scenario, args.overrides)
+    exp, status = run_experiment(scn, args, out, err, args.out)
+    out.print(_runs_table(exp))
+    out.print(
+        f"experiment directory: {exp.path} ({exp.ran} run, {exp.cached} cached); "
+        f"index: {exp.path / 'runs.parquet'}"
+    )
+    outcomes = check_experiment(parse_expectations(scn.expect, scn.source), exp)
+    return max(status, print_expectations(outcomes, out))
 
 
 def _print_linux_checks(res, out: Console, err: Console) -> None:
@@ -288,10 +434,69 @@ def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _cmd_list(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import _core
+    from .catalog import catalog_table
 
     out.print("congestion controls: " + ", ".join(_core.cc_names()))
     out.print("queue disciplines:   " + ", ".join(_core.qdisc_names()))
+    out.print(catalog_table())
     return 0
+
+
+def _load_results(path: str):
+    """An experiment directory, or a run directory seen as a one-run experiment."""
+    from pathlib import Path
+
+    from .experiment import EXPERIMENT_FILE, Experiment
+    from .store import SCENARIO_FILE
+
+    p = Path(path)
+    if (p / EXPERIMENT_FILE).is_file():
+        return Experiment.load(p)
+    if (p / SCENARIO_FILE).is_file():
+        return Experiment.from_run(p)
+    raise _BadArgs(
+        f"{path}: neither a run directory (no {SCENARIO_FILE}) nor an experiment ({EXPERIMENT_FILE})"
+    )
+
+
+def _cmd_plot(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .plots import PlotError, make_figure
+
+    exp = _load_results(args.results)
+    try:
+        path = make_figure(exp, args.kind, metric=args.metric, x=args.x, y=args.y, hue=args.hue, out=args.out)
+    except PlotError as e:
+        raise _BadArgs(f"{args.results}: {e}") from None
+    out.print(f"figure: {path} (and {path.with_suffix('.svg').name})")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .report import write_report
+
+    exp = _load_results(args.results)
+    with err.status("writing the report …"):
+        index = write_report(exp, args.out)
+    out.print(f"report: {index}")
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .catalog import CatalogError, Unavailable, reproduce
+
+    if args.jobs is not None and args.jobs < 1:
+        raise _BadArgs("--jobs must be at least 1")
+    try:
+        return reproduce(args.target, args, out, err)
+    except CatalogError as e:
+        raise _BadArgs(str(e)) from None
+    except Unavailable as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_UNAVAILABLE
+
+
+class _BadArgs(ValueError):
+    """A bad command-line value found after parsing."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -300,8 +505,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = Console(stderr=True, highlight=False)
     command = {
         "run": _cmd_run,
+        "sweep": _cmd_sweep,
         "validate": _cmd_validate,
         "list": _cmd_list,
+        "plot": _cmd_plot,
+        "report": _cmd_report,
+        "reproduce": _cmd_reproduce,
         "compare": _cmd_compare,
         "linux": _cmd_linux,
     }[args.command]
@@ -309,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return command(args, out, err)
-    except (ScenarioError, StoreError) as e:
+    except (ScenarioError, StoreError, _BadArgs) as e:
         print(str(e), file=sys.stderr)
         return EXIT_BAD_INPUT
     except (LinuxNotAvailable, LinuxUnsupported) as e:

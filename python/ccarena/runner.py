@@ -9,7 +9,7 @@ from .results import Results, tables_from_ipc
 from .scenario import Scenario
 from .store import DEFAULT_ROOT, TABLES, default_run_dir, write_run
 
-__all__ = ["BACKEND", "execute", "run_meta"]
+__all__ = ["BACKEND", "execute", "run_meta", "simulate", "store_streams"]
 
 BACKEND = "sim"
 
@@ -17,15 +17,41 @@ BACKEND = "sim"
 def run_meta(scn: Scenario, stats: dict[str, int]) -> dict[str, Any]:
     """The content of ``scenario.json``. No wall-clock time, so it is the same
     for the same scenario."""
+    return _meta(scn.normalized, scn.hash, stats)
+
+
+def _meta(normalized: dict[str, Any], run_hash: str, stats: dict[str, int]) -> dict[str, Any]:
     from . import __version__
 
     return {
         "backend": BACKEND,
         "ccarena_version": __version__,
-        "hash": scn.hash,
+        "hash": run_hash,
         "run_stats": dict(stats),
-        "scenario": scn.normalized,
+        "scenario": normalized,
     }
+
+
+def simulate(core_json: str) -> tuple[dict[str, bytes], dict[str, int]]:
+    """Run a normalized scenario (JSON) on the simulator: the Arrow IPC
+    streams of its tables and the run statistics. Pure: no files."""
+    from . import _core
+
+    streams, stats = _core.run(core_json)
+    missing = [t for t in TABLES if t not in streams]
+    if missing:
+        raise RuntimeError(f"the simulator returned no table(s) {', '.join(missing)}")
+    return {t: streams[t] for t in TABLES}, dict(stats)
+
+
+def store_streams(
+    core_json: str, run_hash: str, streams: dict[str, bytes], stats: dict[str, int], target: str | Path
+) -> Path:
+    """Write the run directory of a simulated scenario (see ``simulate``)."""
+    import json
+
+    tables = tables_from_ipc(streams)
+    return write_run(Path(target), _meta(json.loads(core_json), run_hash, stats), tables)
 
 
 def execute(
@@ -38,14 +64,10 @@ def execute(
     """Simulate ``scn`` and write its run directory: ``out`` exactly, or
     ``<root>/<scenario name>/<hash>``. With ``figure``, the run figure
     (``timeseries.png``) is drawn into the directory before it appears."""
-    from . import _core
     from .plots.timeseries import FIGURE_NAME, plot_run
 
-    streams, stats = _core.run(scn.core_json)
+    streams, stats = simulate(scn.core_json)
     arrow = tables_from_ipc(streams)
-    missing = [t for t in TABLES if t not in arrow]
-    if missing:
-        raise RuntimeError(f"the simulator returned no table(s) {', '.join(missing)}")
     tables = {t: arrow[t] for t in TABLES}
     meta = run_meta(scn, stats)
     results = Results.from_arrow(tables, meta)

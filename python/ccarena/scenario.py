@@ -19,6 +19,7 @@ from typing import Any
 
 __all__ = [
     "BACKENDS",
+    "PY_ONLY_KEYS",
     "Override",
     "Scenario",
     "ScenarioError",
@@ -189,6 +190,10 @@ def _blame(error_path: str, overrides: Iterable[Override]) -> Override | None:
     return found
 
 
+#: Top-level tables that Python owns and strips before the core sees the
+#: scenario: ``[sweep]`` (sweep.py) and ``[[expect]]`` (expect.py).
+PY_ONLY_KEYS = ("sweep", "expect")
+
 _JSON_POSITION = re.compile(r" at line \d+ column \d+$")
 
 
@@ -202,7 +207,10 @@ class Scenario:
 
     ``raw`` is the document after overrides; ``normalized`` the core's
     normalized form (units resolved, flows expanded); ``hash`` the sha256 of
-    its canonical JSON, which names the run directory.
+    its canonical JSON, which names the run directory. ``sweep`` and
+    ``expect`` are the Python-side tables ``[sweep]`` and ``[[expect]]`` as
+    written (``None`` when absent); they are not part of ``raw`` and do not
+    change the hash.
     """
 
     source: str
@@ -210,9 +218,21 @@ class Scenario:
     normalized: dict[str, Any]
     core_json: str = field(repr=False)
     hash: str
+    sweep: dict[str, Any] | None = field(default=None, compare=False)
+    expect: list[Any] | None = field(default=None, compare=False)
     #: ``backend = "sim" | "linux"`` as the file says (None when it does not);
-    #: not part of the normalized scenario or its hash.
+    #: kept in ``raw`` but not part of the normalized scenario or its hash.
     backend: str | None = None
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The scenario as written, with its ``[sweep]`` and ``[[expect]]`` (a copy)."""
+        doc = json.loads(json.dumps(self.raw))
+        if self.sweep is not None:
+            doc["sweep"] = json.loads(json.dumps(self.sweep))
+        if self.expect is not None:
+            doc["expect"] = json.loads(json.dumps(self.expect))
+        return doc
 
     @property
     def short_hash(self) -> str:
@@ -262,6 +282,20 @@ class Scenario:
                 apply_override(raw, o)
             except ValueError as e:
                 raise ScenarioError(source, o.field, str(e), o.origin) from None
+        extras = {k: raw.pop(k) for k in PY_ONLY_KEYS if k in raw}
+        sweep = extras.get("sweep")
+        if sweep is not None and not isinstance(sweep, dict):
+            raise ScenarioError(source, "sweep", f"must be a table, not {_kind(sweep)}")
+        expect = extras.get("expect")
+        if isinstance(expect, dict):  # a single [expect] table
+            expect = [expect]
+        if expect is not None and not (isinstance(expect, list) and all(isinstance(e, dict) for e in expect)):
+            raise ScenarioError(source, "expect", "must be an array of tables: [[expect]] metric = ...")
+        from .expect import parse_expectations
+        from .sweep import parse_sweep
+
+        parse_sweep(sweep, source)  # raise now, naming the field, not when the sweep starts
+        parse_expectations(expect, source)
         backend = raw.get("backend")
         if backend is not None and backend not in BACKENDS:
             blamed = _blame("backend", ovs)
@@ -283,7 +317,14 @@ class Scenario:
         normalized = json.loads(core_json)
         digest = hashlib.sha256(_canonical(normalized).encode()).hexdigest()
         return cls(
-            source=source, raw=raw, normalized=normalized, core_json=core_json, hash=digest, backend=backend
+            source=source,
+            raw=raw,
+            normalized=normalized,
+            core_json=core_json,
+            hash=digest,
+            sweep=sweep,
+            expect=expect,
+            backend=backend,
         )
 
 

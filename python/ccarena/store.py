@@ -18,6 +18,7 @@ import ctypes
 import errno
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Callable, Mapping
@@ -27,7 +28,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["SCENARIO_FILE", "TABLES", "StoreError", "default_run_dir", "write_run"]
+__all__ = [
+    "SCENARIO_FILE",
+    "TABLES",
+    "StoreError",
+    "clean_stale_tmp",
+    "default_run_dir",
+    "is_complete",
+    "write_bytes_atomic",
+    "write_run",
+]
 
 TABLES = ("summary", "flows", "samples", "queue", "transitions")
 SCENARIO_FILE = "scenario.json"
@@ -141,3 +151,66 @@ def write_run(
                 break
         raise
     return target
+
+
+def is_complete(run_dir: str | Path, run_hash: str | None = None) -> bool:
+    """A finished run directory: its ``scenario.json`` (naming ``run_hash``
+    when given) and every table are there. Directories appear only complete
+    (``write_run``), so this guards against foreign or older layouts, not
+    half-written runs."""
+    d = Path(run_dir)
+    try:
+        meta = json.loads((d / SCENARIO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if run_hash is not None and meta.get("hash") != run_hash:
+        return False
+    return all((d / f"{t}.parquet").is_file() for t in TABLES)
+
+
+_TMP_NAME = re.compile(r"^\..+\.tmp-(?P<pid>\d+)-[0-9a-f]+(\.old)?$")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_tmp(directory: str | Path) -> list[Path]:
+    """Remove temporary run directories (and files) that a killed writer left
+    in ``directory``: those whose writing process no longer exists. Returns
+    what was removed."""
+    d = Path(directory)
+    removed: list[Path] = []
+    if not d.is_dir():
+        return removed
+    for p in d.iterdir():
+        m = _TMP_NAME.match(p.name)
+        if m is None or _pid_alive(int(m["pid"])):
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        removed.append(p)
+    return removed
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """Write a file under a temporary name in the same directory, then rename
+    it over ``path``: readers see the old file or the new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path

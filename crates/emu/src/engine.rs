@@ -37,6 +37,8 @@ pub struct Config {
     pub batch_ns: u64,
     /// Ask for SCHED_FIFO.
     pub realtime: bool,
+    /// Run only on this CPU.
+    pub cpu: Option<usize>,
 }
 
 /// Frames waiting in the pipeline, by slot (`Packet::tag`).
@@ -94,6 +96,7 @@ struct Counters {
     flow_rev_frames: Vec<u64>,
     loops: u64,
     sleeps: u64,
+    late_over_1ms: u64,
 }
 
 struct Sampler {
@@ -178,9 +181,12 @@ pub struct Engine {
     store: FrameStore,
     lateness: Histogram,
     late_max: u64,
+    /// When the latest release was due.
+    late_max_at: Time,
     c: Counters,
     rt: bool,
     mlocked: bool,
+    pinned: Option<bool>,
     start_tx_dropped: [u64; 2],
 }
 
@@ -195,6 +201,7 @@ impl Engine {
             PacketSocket::open(&cfg.if_senders, buf)?,
             PacketSocket::open(&cfg.if_receivers, buf)?,
         ];
+        let pinned = cfg.cpu.map(sys::pin_to_cpu);
         let rt = cfg.realtime && sys::realtime(50);
         let mlocked = sys::lock_memory();
         let pipe = Pipeline::new(&cfg.scenario);
@@ -210,6 +217,7 @@ impl Engine {
             store: FrameStore::default(),
             lateness: Histogram::default(),
             late_max: 0,
+            late_max_at: Time::ZERO,
             c: Counters {
                 flow_fwd_frames: vec![0; n],
                 flow_rev_frames: vec![0; n],
@@ -217,6 +225,7 @@ impl Engine {
             },
             rt,
             mlocked,
+            pinned,
             start_tx_dropped,
         })
     }
@@ -294,7 +303,13 @@ impl Engine {
             }
             let late = sent_at.0.saturating_sub(due.0);
             self.lateness.record(late);
-            self.late_max = self.late_max.max(late);
+            if late > self.late_max {
+                self.late_max = late;
+                self.late_max_at = due;
+            }
+            if late > 1_000_000 {
+                self.c.late_over_1ms += 1;
+            }
         }
         Ok(())
     }
@@ -428,6 +443,8 @@ impl Engine {
             "cpu_load": (cpu.0 + cpu.1) / wall_s.max(1e-9),
             "sched_fifo": self.rt,
             "mlockall": self.mlocked,
+            "cpu": self.cfg.cpu,
+            "pinned": self.pinned,
             "spin_us": self.cfg.spin_ns as f64 / 1e3,
             "batch_us": self.cfg.batch_ns as f64 / 1e3,
             "loops": self.c.loops,
@@ -448,6 +465,8 @@ impl Engine {
                 "p99": us(h.quantile(0.99)),
                 "p999": us(h.quantile(0.999)),
                 "max": self.late_max as f64 / 1e3,
+                "max_at_s": self.late_max_at.secs_f64(),
+                "over_1ms": self.c.late_over_1ms,
                 "mean": us(h.mean()),
             },
             "bottleneck": {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 const USAGE: &str = "\
 usage: ccarena-bottleneck --scenario FILE --if-senders IF --if-receivers IF
                           --t0-ns NS --out DIR [--port-base N] [--stop-after-s S]
-                          [--spin-us US] [--batch-us US] [--no-realtime]
+                          [--spin-us US] [--batch-us US] [--no-realtime] [--cpu N]
 
 Forwards frames between IF-senders and IF-receivers (AF_PACKET, bypassing
 the kernel qdisc) through the normalized scenario's per-flow delays,
@@ -20,16 +20,21 @@ PORT_BASE + i (default 6000). Time zero is CLOCK_MONOTONIC = T0_NS. Writes
 DIR/ready once listening, DIR/queue.csv and DIR/flow_queue.csv every sample
 interval, and DIR/stats.json (self-checks) when it stops: on SIGINT or
 SIGTERM, or STOP_AFTER_S seconds after time zero (default: the scenario's
-duration plus 30 s). --batch-us defaults to 0 below 1 Gbit/s and 50 above.";
+duration plus 30 s). --spin-us (busy-poll before a due time instead of
+sleeping in ppoll) defaults to 0: spinning at SCHED_FIFO starves the CPU's
+other threads (ksoftirqd among them) and the kernel then stops us for tens
+of ms. --batch-us defaults to 0 below 1 Gbit/s and 50 above.
+--cpu pins the process to one CPU.";
 
 fn parse_args(args: &[String]) -> Result<Config, String> {
     let mut scenario: Option<PathBuf> = None;
     let (mut if_s, mut if_r, mut t0, mut out) = (None, None, None, None);
     let mut port_base: u16 = 6000;
     let mut stop_after: Option<f64> = None;
-    let mut spin_us: f64 = 30.0;
+    let mut spin_us: f64 = 0.0;
     let mut batch_us: Option<f64> = None;
     let mut realtime = true;
+    let mut cpu: Option<usize> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = |name: &str| {
@@ -65,6 +70,13 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
             "--spin-us" => spin_us = num(a, val(a)?)?,
             "--batch-us" => batch_us = Some(num(a, val(a)?)?),
             "--no-realtime" => realtime = false,
+            "--cpu" => {
+                let v = val(a)?;
+                cpu = Some(
+                    v.parse()
+                        .map_err(|_| format!("--cpu: {v:?} is not a CPU number"))?,
+                );
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -93,6 +105,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
         spin_ns: (spin_us * 1e3) as u64,
         batch_ns: (batch * 1e3) as u64,
         realtime,
+        cpu,
         scenario: sc,
     })
 }

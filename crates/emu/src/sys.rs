@@ -221,6 +221,16 @@ pub fn realtime(prio: i32) -> bool {
     }
 }
 
+/// Run only on CPU `cpu`; false when not allowed.
+pub fn pin_to_cpu(cpu: usize) -> bool {
+    // SAFETY: a zeroed cpu_set_t with one bit set, passed with its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
 /// Keep our memory resident (no page faults mid-release); best effort.
 pub fn lock_memory() -> bool {
     // SAFETY: mlockall with valid flags.

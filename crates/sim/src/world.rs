@@ -38,6 +38,8 @@ enum Ev {
     RttStep(u32, u32),
     /// The bottleneck rate takes step k of its schedule.
     RateStep(u32),
+    /// Flow i's application stops writing.
+    Stop(u32),
     Sample,
 }
 
@@ -197,6 +199,11 @@ impl<'a> World<'a> {
                 q.push(Time(t), Ev::RttStep(f.id, k as u32));
             }
         }
+        for f in &sc.flows {
+            if let Some(t) = f.stop_ns {
+                q.push(Time(t), Ev::Stop(f.id));
+            }
+        }
         for (k, &(t, _)) in sc.bottleneck.rate_schedule.iter().enumerate() {
             q.push(Time(t), Ev::RateStep(k as u32));
         }
@@ -349,6 +356,10 @@ impl<'a> World<'a> {
                 let f = &mut self.flows[i as usize];
                 f.fwd.set_delay(fwd);
                 f.rev.set_delay(rtt - fwd);
+            }
+            Ev::Stop(i) => {
+                self.flows[i as usize].sender.stop_app(now);
+                self.check_completion(now, i);
             }
             Ev::RateStep(k) => {
                 let rate = Rate(self.sc.bottleneck.rate_schedule[k as usize].1);

@@ -236,3 +236,29 @@ fn chunked_flow_replays_writes_at_their_offsets() {
         "nothing sent between writes"
     );
 }
+
+/// A bulk flow with a stop time leaves: the other flow takes the link.
+#[test]
+fn stopped_flow_leaves_the_link_to_the_other() {
+    let r = sim(json!({
+        "duration": "10s",
+        "bottleneck": {"rate": "50Mbps", "buffer": "1BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "cubic", "stop": "4s"}, {"cc": "cubic"}]
+    }));
+    let f = r.table("flows");
+    let end = f.f64s("end_s")[0];
+    assert!(end > 4.0 && end < 4.5, "flow 0 ends at {end}");
+    let s = r.table("samples");
+    let late: Vec<f64> = (0..s.rows())
+        .filter(|&i| s.f64s("time_s")[i] > 6.0 && s.i64s("flow")[i] == 1)
+        .map(|i| s.f64s("goodput_mbps")[i])
+        .collect();
+    let mean = late.iter().sum::<f64>() / late.len() as f64;
+    assert!(mean > 40.0, "flow 1 alone gets {mean}");
+    assert!(s
+        .i64s("flow")
+        .iter()
+        .zip(s.f64s("time_s"))
+        .all(|(f, t)| *f != 0 || *t < 4.6));
+}

@@ -221,6 +221,16 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
     return flows, notes
 
 
+def _cpu_plan() -> tuple[int | None, list[int]]:
+    """The bottleneck gets the last CPU we may use; the hosts' TCP receive
+    processing (RPS) and the traffic generators get the others. With one
+    CPU, nothing is pinned."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None, []
+    return cpus[-1], cpus[:-1]
+
+
 def _host_cpu() -> tuple[int, int]:
     """(busy, total) jiffies of all CPUs from /proc/stat."""
     with open("/proc/stat", encoding="ascii") as f:
@@ -309,6 +319,9 @@ def run_in_namespaces(
     workdir: Path,
     *,
     progress: Callable[[str], None] | None = None,
+    spin_us: float | None = None,
+    batch_us: float | None = None,
+    realtime: bool = True,
 ) -> dict[str, Any]:
     """Build, run and tear down one run; returns what the processes wrote.
     Everything it creates is gone when it returns or raises."""
@@ -336,6 +349,9 @@ def run_in_namespaces(
         init = max(int(f.get("init_cwnd", 10)) for f in n["flows"])
         if init != 10:
             topo.set_initcwnd(init)
+        bn_cpu, other_cpus = _cpu_plan()
+        if other_cpus:
+            topo.steer_host_rx(other_cpus)
         t0 = time.monotonic_ns() + int(STARTUP_S * 1e9)
         gen_cfg = {
             "t0_ns": t0,
@@ -343,6 +359,7 @@ def run_in_namespaces(
             "interval_ns": int(n["sample_interval_ns"]),
             "dst": netns.RECEIVER_ADDR,
             "flows": flows,
+            "cpus": other_cpus,
         }
         (workdir / "gen.json").write_text(json.dumps(gen_cfg), encoding="utf-8")
         bn_dir = workdir / "bottleneck"
@@ -366,6 +383,10 @@ def run_in_namespaces(
                 str(duration_ns / 1e9 + 20),
                 "--out",
                 str(bn_dir),
+                *(["--cpu", str(bn_cpu)] if bn_cpu is not None else []),
+                *(["--spin-us", f"{float(spin_us):g}"] if spin_us is not None else []),
+                *(["--batch-us", f"{float(batch_us):g}"] if batch_us is not None else []),
+                *([] if realtime else ["--no-realtime"]),
             ),
             workdir / "bottleneck.log",
         )
@@ -461,14 +482,25 @@ def execute(
     root: str | Path = DEFAULT_ROOT,
     figure: bool = False,
     progress: Callable[[str], None] | None = None,
+    spin_us: float | None = None,
+    batch_us: float | None = None,
+    realtime: bool = True,
 ) -> Results:
     """Run ``scn`` on the Linux backend and write its run directory: ``out``
-    exactly, or ``<root>/<scenario name>/<hash>-linux``."""
+    exactly, or ``<root>/<scenario name>/<hash>-linux``. ``spin_us`` and
+    ``batch_us`` tune the bottleneck's release loop (see
+    ``ccarena-bottleneck --help``; defaults there); ``realtime=False`` keeps
+    it off SCHED_FIFO."""
+    for name, v in (("spin_us", spin_us), ("batch_us", batch_us)):
+        if v is not None and not (0 <= float(v) <= 10_000):
+            raise ValueError(f"{name}: {v!r} is outside 0..10000 us")
     from ..plots.timeseries import FIGURE_NAME, plot_run
 
     workdir = Path(tempfile.mkdtemp(prefix="ccarena-linux-"))
     try:
-        raw = run_in_namespaces(scn, workdir, progress=progress)
+        raw = run_in_namespaces(
+            scn, workdir, progress=progress, spin_us=spin_us, batch_us=batch_us, realtime=realtime
+        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     tables = build_tables(scn.normalized, raw)

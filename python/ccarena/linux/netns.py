@@ -217,6 +217,19 @@ class Topology:
         for k, v in receiver_sysctls.items():
             self.sysctl(self.rcv, k, v)
 
+    def steer_host_rx(self, cpus: list[int]) -> None:
+        """Receive Packet Steering on the hosts' veths: their TCP receive
+        processing runs on ``cpus`` (a softirq there), not on the CPU of
+        whoever transmitted the frame, which is the bottleneck's."""
+        mask = format(sum(1 << c for c in cpus), "x")
+        for ns in (self.snd, self.rcv):
+            path = f"/sys/class/net/{HOST_IF}/queues/rx-0/rps_cpus"
+            cp = subprocess.run(
+                self.exec_args(ns, "tee", path), input=mask + "\n", capture_output=True, text=True, timeout=10
+            )
+            if cp.returncode != 0:
+                raise LinuxBackendError(f"{ns}: cannot set {path}: {cp.stderr.strip()}")
+
     def set_initcwnd(self, n: int) -> None:
         """The initial window of every connection from the sender (a route attribute)."""
         run(["ip", "-n", self.snd, "route", "replace", f"{SUBNET}.0/24", "dev", HOST_IF,

@@ -180,7 +180,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
             row.update(
                 {
                     "bbr_mode": mode,
-                    "bbr_gain_phase": phase,
+                    "bbr_phase": phase,
                     "bbr_pacing_gain": _f(pg),
                     "bbr_cwnd_gain": _f(cg),
                     "bbr_max_bw_mbps": _mbps_from_Bps(ti.get("bbr_bw_bytes_per_s")),
@@ -194,7 +194,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 last_phase[i] = ph
         rows.append(row)
     samples = pd.DataFrame(rows)
-    for col in ("bbr_mode", "bbr_gain_phase"):
+    for col in ("bbr_mode", "bbr_phase"):
         if col in samples:
             samples[col] = samples[col].fillna("")
     for col in ("retrans_segs", "queue_backlog_bytes", "bytes_acked", "delivered_bytes"):
@@ -331,6 +331,8 @@ def self_check(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
         "lateness_p99_us": _f(lat.get("p99")),
         "lateness_p999_us": _f(lat.get("p999")),
         "lateness_max_us": _f(lat.get("max")),
+        "lateness_max_at_s": _f(lat.get("max_at_s")),
+        "releases_late_over_1ms": _f(lat.get("over_1ms")),
         "frames_lost_outside_qdisc": float(lost_outside),
         "bottleneck_cpu_load": _f(bn.get("cpu_load")),
         "sender_cpu_load": load(raw["sender"]),

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -13,7 +14,7 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:
     from ..results import Results
 
-__all__ = ["FIGURE_NAME", "flow_label", "plot_run", "plot_timeseries"]
+__all__ = ["FIGURE_NAME", "flow_label", "plot_panels", "plot_run", "plot_timeseries", "state_spans"]
 
 FIGURE_NAME = "timeseries.png"
 _MAX_LEGEND = 16
@@ -138,3 +139,148 @@ def plot_run(results: Results, path: str | Path | None = None) -> Path:
         title=results.name,
         subtitle=_subtitle(results),
     )
+
+
+# --------------------------------------------------------------------------- panels and BBR states
+
+_STATE_COLORS = {
+    "STARTUP": "#f4a261",
+    "DRAIN": "#e9c46a",
+    "PROBE_RTT": "#9d4edd",
+    "UP": "#e76f51",
+    "REFILL": "#2a9d8f",
+    "DOWN": "#457b9d",
+    "CRUISE": "#d9ed92",
+}
+_MODES = {"STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"}
+
+
+def _state_color(label: str) -> str:
+    for key, color in _STATE_COLORS.items():
+        if label.endswith(key):
+            return color
+    return "#cccccc"
+
+
+def state_spans(
+    samples: pd.DataFrame, transitions: pd.DataFrame | None, flow: int, end: float
+) -> list[tuple[float, float, str]]:
+    """(start, end, state) spans of a BBR flow: from ``transitions`` when they
+    carry ProbeBW phases, else from the samples' ``bbr_phase`` /
+    ``bbr_gain_phase`` and ``bbr_mode`` columns (each sample covering its
+    interval), else from the mode transitions."""
+    spans: list[tuple[float, float, str]] = []
+    tr = None
+    if transitions is not None and len(transitions) and "to" in transitions:
+        tr = transitions[transitions["flow"] == flow].sort_values("time_s")
+    fine = tr is not None and bool(set(tr["to"]) - _MODES - {""})
+    s = samples[samples["flow"] == flow].sort_values("time_s") if "flow" in samples else samples.iloc[:0]
+    phase_col = next((c for c in ("bbr_phase", "bbr_gain_phase") if c in s), None)
+    if not fine and "bbr_mode" in s and len(s):
+        t = s["time_s"].to_numpy()
+        dt = float(np.median(np.diff(t))) if len(t) > 1 else 0.1
+        for ti, mode, phase in zip(
+            t, s["bbr_mode"], s[phase_col] if phase_col else [""] * len(s), strict=True
+        ):
+            if not mode:
+                continue
+            label = f"PROBE_BW {phase}" if mode == "PROBE_BW" and phase else str(mode)
+            a, b = ti - dt, ti
+            if spans and spans[-1][2] == label and abs(spans[-1][1] - a) < 1e-9:
+                spans[-1] = (spans[-1][0], b, label)
+            else:
+                spans.append((a, b, label))
+        return spans
+    if tr is not None and len(tr):
+        times = [*tr["time_s"].tolist(), end]
+        for i, label in enumerate(tr["to"]):
+            if label:
+                spans.append((float(times[i]), float(times[i + 1]), str(label)))
+    return spans
+
+
+def plot_panels(
+    samples: pd.DataFrame,
+    queue: pd.DataFrame | None,
+    path: str | Path,
+    *,
+    metrics: tuple[str, ...] = ("goodput_mbps", "cwnd_pkts"),
+    queue_metric: str | None = "sojourn_mean_ms",
+    flows: pd.DataFrame | None = None,
+    transitions: pd.DataFrame | None = None,
+    state_flow: int | None = None,
+    xlim: tuple[float, float] | None = None,
+    title: str = "",
+):
+    """Stacked panels against time: each of ``metrics`` per flow, then the
+    queue (``queue_metric`` of the queue table). With ``state_flow``, the
+    BBR states of that flow are shaded behind every panel (see
+    ``state_spans``). Writes PNG and SVG; returns a ``Drawn``."""
+    from .common import PlotError, metric_label, save
+    from .drawn import Drawn
+
+    metrics = tuple(m for m in metrics if m in samples.columns)
+    if not metrics and queue_metric is None:
+        raise PlotError("none of the metrics is a column of the samples")
+    n = len(metrics) + (1 if queue_metric and queue is not None and queue_metric in queue else 0)
+    fig = Figure(figsize=(10, 2.3 * n + 1.0), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    ids = sorted(samples["flow"].unique()) if len(samples) else []
+    many = len(ids) > _MAX_LEGEND
+    data = [samples[["time_s", "flow", *metrics]].copy()] if metrics else []
+    for ax, m in zip(axes, metrics, strict=False):
+        for flow in ids:
+            s = samples.loc[samples["flow"] == flow].sort_values("time_s")
+            ax.plot(
+                s["time_s"],
+                s[m],
+                linewidth=0.8 if many else 1.2,
+                alpha=0.6 if many else 1.0,
+                label=None if many else flow_label(int(flow), flows),
+            )
+        ax.set_ylabel(metric_label(m))
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+    if metrics and not many and ids:
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    if n > len(metrics):
+        ax = axes[-1]
+        q = queue.sort_values("time_s")
+        ax.plot(q["time_s"], q[queue_metric], color="tab:red", linewidth=1.2)
+        ax.set_ylabel(metric_label(queue_metric))
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        qd = q[["time_s", queue_metric]].copy()
+        qd.insert(1, "flow", "queue")
+        data.append(qd)
+    end = float(samples["time_s"].max()) if len(samples) else 0.0
+    if state_flow is not None:
+        spans = state_spans(samples, transitions, state_flow, end)
+        seen: set[str] = set()
+        for a, b, label in spans:
+            if xlim and (b < xlim[0] or a > xlim[1]):
+                continue
+            for ax in axes:
+                ax.axvspan(a, b, color=_state_color(label), alpha=0.25, linewidth=0)
+            if label not in seen:
+                seen.add(label)
+                axes[-1].plot([], [], color=_state_color(label), linewidth=8, alpha=0.5, label=label)
+        if seen:
+            axes[-1].legend(
+                title=f"BBR state of flow {state_flow}",
+                loc="upper left",
+                bbox_to_anchor=(1.01, 1.0),
+                fontsize="small",
+                frameon=False,
+            )
+        data.append(pd.DataFrame(spans, columns=["state_start_s", "state_end_s", "state"]))
+    axes[-1].set_xlabel("time (s)")
+    if xlim:
+        axes[-1].set_xlim(*xlim)
+    else:
+        axes[-1].set_xlim(left=0)
+    if title:
+        fig.suptitle(title)
+    out = pd.concat(data, ignore_index=True) if data else pd.DataFrame()
+    return Drawn(save(fig, path), out)

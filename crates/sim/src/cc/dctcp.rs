@@ -202,7 +202,7 @@ impl WindowRule for DctcpRule {
         match ev {
             CcEvent::EcnIsCe => self.ce_state = true,
             CcEvent::EcnNoCe => self.ce_state = false,
-            CcEvent::TxStart | CcEvent::CwndRestart { .. } => {}
+            CcEvent::TxStart | CcEvent::CwndRestart { .. } | CcEvent::TlpRecovery { .. } => {}
         }
     }
 

@@ -142,6 +142,8 @@ any_cc! {
     Dctcp(classic::Classic<dctcp::DctcpRule>),
     // BBRv1 and BBQ (v1 with another probing-phase rule) share one type.
     Bbr1(bbr::Bbr1),
+    // BBRv3 and BBRv2-alpha share one type, parameterised by version.
+    Bbr3(bbr::Bbr3),
 }
 
 /// A validated algorithm choice with its parameters.
@@ -152,13 +154,16 @@ pub enum CcConfig {
     Dctcp(dctcp::DctcpConfig),
     Bbr1(bbr::Bbr1Config),
     Bbq(bbr::BbqConfig),
+    Bbr2(bbr::Bbr2Config),
+    Bbr3(bbr::Bbr3Config),
 }
 
 pub use crate::params::{parse_params, Params as CcParams};
 
 impl CcConfig {
     /// Every name accepted in `cc = "..."`.
-    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp", "bbr1", "bbq"];
+    pub const NAMES: &'static [&'static str] =
+        &["reno", "cubic", "dctcp", "bbr1", "bbq", "bbr2", "bbr3"];
 
     pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
         Ok(match name {
@@ -167,6 +172,8 @@ impl CcConfig {
             "dctcp" => CcConfig::Dctcp(parse_params(params)?),
             "bbr1" => CcConfig::Bbr1(parse_params(params)?),
             "bbq" => CcConfig::Bbq(parse_params(params)?),
+            "bbr2" => CcConfig::Bbr2(parse_params(params)?),
+            "bbr3" => CcConfig::Bbr3(parse_params(params)?),
             _ => {
                 return Err(format!(
                     "unknown congestion control {name:?}; known: {}",
@@ -183,6 +190,8 @@ impl CcConfig {
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Bbr1(_) => "bbr1",
             CcConfig::Bbq(_) => "bbq",
+            CcConfig::Bbr2(_) => "bbr2",
+            CcConfig::Bbr3(_) => "bbr3",
         }
     }
 
@@ -194,6 +203,8 @@ impl CcConfig {
             CcConfig::Dctcp(c) => serde_json::to_value(c),
             CcConfig::Bbr1(c) => serde_json::to_value(c),
             CcConfig::Bbq(c) => serde_json::to_value(c),
+            CcConfig::Bbr2(c) => serde_json::to_value(c),
+            CcConfig::Bbr3(c) => serde_json::to_value(c),
         }
         .expect("cc params serialize")
     }
@@ -209,6 +220,8 @@ impl CcConfig {
             }
             CcConfig::Bbr1(c) => AnyCc::Bbr1(bbr::Bbr1::new(c, init)),
             CcConfig::Bbq(c) => AnyCc::Bbr1(bbr::bbq::build(c, init)),
+            CcConfig::Bbr2(c) => AnyCc::Bbr3(bbr::Bbr3::new(c, init)),
+            CcConfig::Bbr3(c) => AnyCc::Bbr3(bbr::Bbr3::new(c, init)),
         }
     }
 }

@@ -140,6 +140,13 @@ pub enum CcEvent {
         idle: Dur,
         rto: Dur,
     },
+    /// A tail-loss-probe retransmission repaired a lost tail packet (the
+    /// BBRv3 tree's `CA_EVENT_TLP_RECOVERY`, sent before the CWR episode
+    /// starts); `orig_app_limited` is the repaired packet's send-time
+    /// app-limited flag (`tp->tlp_orig_data_app_limited`).
+    TlpRecovery {
+        orig_app_limited: bool,
+    },
 }
 
 /// What the CC asks of the TCP core after an ACK.

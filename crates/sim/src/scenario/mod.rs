@@ -124,6 +124,9 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rtt_schedule: Vec<(u64, u64)>,
     pub rtt_split: f64,
+    /// The application stops writing at this time (bulk flows), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_ns: Option<u64>,
 }
 
 fn is_no_loss(l: &LossConfig) -> bool {
@@ -627,6 +630,25 @@ fn expand_flow(
     };
     let jitter = pick_jitter(&rf.jitter, &path.jitter, "jitter")?;
     let ack_jitter = pick_jitter(&rf.ack_jitter, &path.ack_jitter, "ack_jitter")?;
+    let stop = match &rf.stop {
+        None => None,
+        Some(_) if size.is_some() || !chunks.is_empty() => {
+            return err(
+                at("stop"),
+                "only a bulk flow stops at a time (this one has a size or chunks)",
+            )
+        }
+        Some(t) => {
+            let t = duration_at(&at("stop"), t)?;
+            if t <= start {
+                return err(
+                    at("stop"),
+                    format!("stops at {t}, not after its start ({start})"),
+                );
+            }
+            Some(t.0)
+        }
+    };
     let mut rtt_schedule = Vec::new();
     for (k, (t, r)) in rf.rtt_schedule.iter().flatten().enumerate() {
         let t = duration_at(&format!("flows[{g}].rtt_schedule[{k}][0]"), t)?;
@@ -691,6 +713,7 @@ fn expand_flow(
                 ack_jitter: ack_jitter.clone(),
                 rtt_schedule: rtt_schedule.clone(),
                 rtt_split: split,
+                stop_ns: stop,
             });
         }
     }

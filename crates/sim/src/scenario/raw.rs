@@ -101,6 +101,9 @@ pub struct RawFlow {
     pub ack_loss: Option<LossConfig>,
     pub jitter: Option<JitterConfig>,
     pub ack_jitter: Option<JitterConfig>,
+    /// A bulk flow's application stops writing at this time; the flow
+    /// completes once what it sent is delivered.
+    pub stop: Option<UnitStr>,
     /// `[[time, rtt], ...]`: the flow's RTT changes at these times.
     pub rtt_schedule: Option<Vec<(UnitStr, UnitStr)>>,
 }

@@ -63,6 +63,27 @@ impl Rack {
         std::mem::take(&mut self.advanced)
     }
 
+    /// Is the entry (seq, t) still an outstanding, not-lost transmission?
+    fn live(sb: &Scoreboard, seq: u32, t: Time) -> bool {
+        sb.contains(seq) && {
+            let s = sb.get(seq);
+            // Lost and not yet retransmitted: no longer in flight.
+            s.tx_time == t && !s.has(seg::SACKED) && (!s.has(seg::LOST) || s.has(seg::RETRANS))
+        }
+    }
+
+    /// Drop entries at the front that were since delivered or re-sent
+    /// (called after each cumulative ACK, so the queue stays as long as the
+    /// packets in flight).
+    pub fn prune(&mut self, sb: &Scoreboard) {
+        while let Some(&(seq, t)) = self.tsorted.front() {
+            if Self::live(sb, seq, t) {
+                break;
+            }
+            self.tsorted.pop_front();
+        }
+    }
+
     /// `tcp_rack_detect_loss`: mark overdue packets lost (through `mark`);
     /// returns when the next packet becomes overdue, if one is pending.
     pub fn detect_loss(
@@ -73,12 +94,7 @@ impl Rack {
         mut mark: impl FnMut(u32),
     ) -> Option<Time> {
         while let Some(&(seq, t)) = self.tsorted.front() {
-            let live = sb.contains(seq) && {
-                let s = sb.get(seq);
-                // Lost and not yet retransmitted: no longer in flight.
-                s.tx_time == t && !s.has(seg::SACKED) && (!s.has(seg::LOST) || s.has(seg::RETRANS))
-            };
-            if !live {
+            if !Self::live(sb, seq, t) {
                 self.tsorted.pop_front();
                 continue;
             }
@@ -123,5 +139,37 @@ pub fn reo_wnd(in_recovery: bool, sacked_out: u32, min_rtt: Option<Dur>, srtt: O
     match srtt {
         Some(s) => quarter.min(s),
         None => quarter,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::scoreboard::{Seg, TxSnapshot};
+
+    /// With cumulative ACKs only (no SACK, so no loss detection runs), the
+    /// transmission queue stays as long as the packets in flight.
+    #[test]
+    fn queue_stays_bounded_by_packets_in_flight() {
+        let mut rack = Rack::default();
+        let mut sb = Scoreboard::default();
+        for q in 0..100_000u32 {
+            let t = Time(q as u64 * 1000);
+            sb.push(Seg {
+                tx_time: t,
+                flags: 0,
+                tx: TxSnapshot::default(),
+            });
+            rack.on_transmit(q, t);
+            if q >= 50 {
+                sb.pop_front();
+                rack.prune(&sb);
+            }
+            assert!(
+                rack.queue_len() <= 51,
+                "{} entries at {q}",
+                rack.queue_len()
+            );
+        }
     }
 }

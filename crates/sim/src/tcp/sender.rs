@@ -134,6 +134,9 @@ pub struct Sender {
     pacing_timer: Option<Time>,
     tlp_high_seq: Option<u32>,
     tlp_retrans: bool,
+    /// The tail packet the probe retransmitted was sent app-limited
+    /// (`tp->tlp_orig_data_app_limited`).
+    tlp_orig_app_limited: bool,
     // Scratch buffers reused across ACKs.
     fresh: Vec<(u32, u32)>,
     lost_now: Vec<u32>,
@@ -182,6 +185,7 @@ impl Sender {
             pacing_timer: None,
             tlp_high_seq: None,
             tlp_retrans: false,
+            tlp_orig_app_limited: false,
             fresh: Vec::new(),
             lost_now: Vec::new(),
             transitions: Vec::new(),
@@ -424,6 +428,7 @@ impl Sender {
         let una_advanced = self.snd_una > prior_una;
         if una_advanced {
             self.sacked.trim_below(self.snd_una);
+            self.rack.prune(&self.sb);
         }
 
         // 3. RTT (tcp_ack_update_rtt): Karn's rule for cumulative ACKs.
@@ -452,7 +457,15 @@ impl Sender {
         if let Some(h) = self.tlp_high_seq {
             if ack >= h {
                 if self.tlp_retrans && seq_after(ack, h) {
-                    // The probe repaired a loss: one cwnd reduction.
+                    // The probe repaired a loss: tell the CC (BBRv3 tree),
+                    // then one cwnd reduction.
+                    let conn = self.conn();
+                    let ev = CcEvent::TlpRecovery {
+                        orig_app_limited: self.tlp_orig_app_limited,
+                    };
+                    if let Some(cc) = self.cc.as_mut() {
+                        cc.on_event(now, ev, &conn);
+                    }
                     self.set_state(now, CaState::Cwr);
                     self.set_state(now, CaState::Open);
                 }
@@ -716,6 +729,7 @@ impl Sender {
                 self.tlp_high_seq = Some(self.snd_nxt);
             } else if let Some(q) = self.sb.back_seq() {
                 if !self.sb.get(q).has(seg::SACKED) {
+                    self.tlp_orig_app_limited = self.sb.get(q).tx.is_app_limited;
                     self.retransmit(now, q, out);
                     self.tlp_retrans = true;
                     self.tlp_high_seq = Some(self.snd_nxt);
@@ -781,6 +795,17 @@ impl Sender {
         self.total_segs
             .unwrap_or(u32::MAX)
             .min(self.app.segments_written(now, self.start, self.cfg.mss))
+    }
+
+    /// The application stops writing: what was sent is all there is, and the
+    /// flow completes once it is delivered.
+    pub fn stop_app(&mut self, now: Time) {
+        if self.total_segs.is_none() {
+            self.total_segs = Some(self.snd_nxt);
+            if self.phase == Phase::Established && self.snd_una >= self.snd_nxt {
+                self.finish(now);
+            }
+        }
     }
 
     /// The application wrote more data (a new chunk).

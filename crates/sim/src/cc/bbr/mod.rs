@@ -1,18 +1,20 @@
 //! The BBR family. [`common`] holds what every version shares (units,
 //! pacing and BDP arithmetic, TSO goal, round counting, ACK aggregation);
 //! [`v1`] is Linux 6.1 BBRv1; [`bbq`] is BBQ, BBRv1 with a shorter probing
-//! phase. BBRv2-alpha and BBRv3 are meant to sit beside them and reuse
-//! `common`.
+//! phase; [`v3`] is google/bbr's BBRv3 and, parameterised by version,
+//! BBRv2-alpha.
 
 pub mod bbq;
 pub mod common;
 pub mod v1;
+pub mod v3;
 
 #[cfg(test)]
 pub(crate) mod testpipe;
 
 pub use bbq::BbqConfig;
 pub use v1::{Bbr1, Bbr1Config};
+pub use v3::{Bbr2Config, Bbr3, Bbr3Config};
 
 /// Serde for durations written with a unit ("10s", "200ms"), as in scenarios.
 pub(crate) mod dur_str {

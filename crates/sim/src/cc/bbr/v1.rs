@@ -966,7 +966,7 @@ impl CongestionControl for Bbr1 {
 
     fn write_state(&self, out: &mut CcState) {
         out.label("bbr_mode", self.mode.label());
-        out.label("bbr_gain_phase", self.gain_phase());
+        out.label("bbr_phase", self.gain_phase());
         out.num("bbr_cycle_idx", self.cycle_idx as f64);
         out.num("bbr_pacing_gain", gain_f64(self.pacing_gain));
         out.num("bbr_cwnd_gain", gain_f64(self.cwnd_gain));
@@ -1449,7 +1449,7 @@ mod tests {
             names,
             [
                 "bbr_mode",
-                "bbr_gain_phase",
+                "bbr_phase",
                 "bbr_cycle_idx",
                 "bbr_pacing_gain",
                 "bbr_cwnd_gain",

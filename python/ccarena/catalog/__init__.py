@@ -1,0 +1,144 @@
+"""The experiment catalog: every experiment of ../../shared/experiments.md
+(four papers), one module per paper. ``ccarena reproduce ID|PAPER`` runs an
+id's sweep (``--quick``: its short form), draws the paper's figure with the
+plotted numbers as CSV, checks the id's expectations and writes a report.
+
+Ids whose mechanisms the installed core lacks (a congestion control, a
+queue discipline, a path impairment, a workload) are listed with what they
+need and refuse to run, instead of running something else.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
+from .base import REGISTRY, Entry
+from .capabilities import available, describe, missing
+
+__all__ = [
+    "PAPERS",
+    "REGISTRY",
+    "CatalogError",
+    "Entry",
+    "Unavailable",
+    "catalog_table",
+    "lookup",
+    "reproduce",
+]
+
+PAPERS = {
+    "bbrv2-eval": "An Emulation-based Evaluation of TCP BBRv2 Alpha for Wired Broadband",
+    "bbrv3-insights": "Insights into BBRv3's Performance and Behavior by Experimental Evaluation",
+    "bbq": "Towards RTT fairness of congestion-based congestion control (BBQ)",
+    "mixed-workload": "Impact of TCP BBR on CUBIC Traffic: A Mixed Workload Evaluation",
+}
+DEFAULT_ROOT = Path("results") / "reproduce"
+
+
+class CatalogError(ValueError):
+    """An unknown id or paper."""
+
+
+class Unavailable(RuntimeError):
+    """The experiment needs mechanisms that are not built yet."""
+
+
+def lookup(target: str) -> list[Entry]:
+    """The entries of an id (``bbq/fig3``) or a paper (``bbq``)."""
+    target = target.strip().rstrip("/")
+    if target in REGISTRY:
+        return [REGISTRY[target]]
+    if target in PAPERS:
+        return [e for e in REGISTRY.values() if e.paper == target]
+    close = [i for i in REGISTRY if target in i][:5]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; see ccarena list"
+    raise CatalogError(f"{target}: no such experiment id or paper{hint}")
+
+
+def status(entry: Entry) -> list[str]:
+    """What the entry needs that is missing (empty: it runs)."""
+    return missing(entry.needs)
+
+
+def catalog_table() -> Text:
+    """Every id, whether it runs with the installed core (else what it waits
+    for), what it needs, and what it draws; one line each."""
+    lines = Text("experiment catalog (ccarena reproduce ID|PAPER [--quick]):\n", style="bold")
+    width = max(len(i) for i in REGISTRY)
+    for e in REGISTRY.values():
+        miss = status(e)
+        lines.append(f"  {e.id:<{width}}  ")
+        if miss:
+            lines.append("waits for " + ", ".join(miss), style="yellow")
+        else:
+            lines.append("runs", style="green")
+        lines.append(f"  [needs {', '.join(sorted(e.needs)) or '-'}]  {e.title}\n")
+    return lines
+
+
+def unavailable_message(entry: Entry, miss: list[str]) -> str:
+    what = "; ".join(describe(m) for m in miss)
+    return f"{entry.id}: not built yet: needs {what} ({', '.join(miss)}); nothing was run"
+
+
+def experiment_dir(entry: Entry, doc: dict[str, Any], quick: bool, root: Path) -> Path:
+    name = str(doc.get("name", entry.id.replace("/", "-")))
+    return root / (name + ("-quick" if quick else ""))
+
+
+def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
+    """``ccarena reproduce``: run each id of ``target`` that can run; the exit
+    status is the worst of theirs (3 when one waits for a mechanism)."""
+    from ..cli import EXIT_UNAVAILABLE, print_expectations, run_experiment
+    from ..expect import check_experiment, parse_expectations
+    from ..report import write_report
+    from ..scenario import Scenario
+
+    entries = lookup(target)
+    root = Path(args.out) if args.out else DEFAULT_ROOT
+    worst = 0
+    ran = 0
+    for entry in entries:
+        miss = status(entry)
+        if miss:
+            msg = unavailable_message(entry, miss)
+            if len(entries) == 1:
+                raise Unavailable(msg)
+            err.print(f"[yellow]skipped[/yellow] {msg}")
+            worst = max(worst, EXIT_UNAVAILABLE)
+            continue
+        doc = entry.build(args.quick)
+        scn = Scenario.from_dict(doc, source=entry.id)
+        directory = experiment_dir(entry, doc, args.quick, root)
+        out.print(f"[bold]{entry.id}[/bold]{' (quick)' if args.quick else ''}: {entry.title}")
+        exp, code = run_experiment(scn, args, out, err, directory)
+        fig_dir = directory / entry.id.split("/", 1)[1]
+        fig_dir.mkdir(parents=True, exist_ok=True)
+        drawn = entry.figure(exp, fig_dir, args.quick) if len(exp.runs) else []
+        outcomes = check_experiment(parse_expectations(scn.expect, scn.source), exp)
+        index = write_report(
+            exp,
+            fig_dir / "report",
+            figures=drawn,
+            title=f"{entry.id}{' (quick)' if args.quick else ''}: {entry.title}",
+            intro=entry.notes,
+            outcomes=outcomes,
+        )
+        for d in drawn:
+            out.print(f"figure: {d.png} (+ .svg, data: {d.png.with_suffix('.csv').name})")
+        out.print(f"experiment: {directory} ({exp.ran} run, {exp.cached} cached); report: {index}")
+        code = max(code, print_expectations(outcomes, out))
+        worst = max(worst, code)
+        ran += 1
+    if ran == 0 and len(entries) > 1:
+        err.print(f"{target}: none of its experiments can run with this core")
+    return worst
+
+
+def capabilities() -> frozenset[str]:
+    return available()

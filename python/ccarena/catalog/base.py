@@ -1,0 +1,371 @@
+"""The pieces every catalog module uses: the registry of experiment ids,
+scenario builders, and figure helpers that draw and write the plotted
+numbers as CSV."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..plots import plot_box, plot_cdf, plot_heatmap, plot_mean, plot_panels, runs_with_shares
+from ..plots.common import axis_label, metric_label, new_figure, save, sort_values
+from ..plots.drawn import Drawn
+from ..stats import jain
+
+__all__ = ["REGISTRY", "Entry", "register"]
+
+Build = Callable[[bool], dict[str, Any]]
+Figure = Callable[[Any, Path, bool], list[Drawn]]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One experiment of experiments.md.
+
+    ``build(quick)`` returns the scenario document with its ``[sweep]`` (the
+    paper's points, durations and repeats; ``quick``: shorter runs, fewer
+    points and repeats). ``figure(experiment, directory, quick)`` draws the
+    paper's figure there and writes the plotted numbers as CSV. ``needs``: the
+    capabilities it uses (see capabilities.py)."""
+
+    id: str
+    title: str
+    needs: frozenset[str]
+    build: Build
+    figure: Figure
+    notes: str = ""
+    sweep_name: str = field(default="")
+
+    @property
+    def paper(self) -> str:
+        return self.id.split("/")[0]
+
+
+REGISTRY: dict[str, Entry] = {}
+
+
+def register(
+    id: str, title: str, needs: Sequence[str], build: Build, figure: Figure, notes: str = ""
+) -> Entry:
+    if id in REGISTRY:
+        raise ValueError(f"catalog id {id} registered twice")
+    e = Entry(id, title, frozenset(needs), build, figure, notes)
+    REGISTRY[id] = e
+    return e
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def scenario(
+    name: str,
+    *,
+    duration: str,
+    rate: str,
+    buffer: str,
+    flows: list[dict[str, Any]],
+    rtt: str | None = None,
+    seed: int = 1,
+    bdp_rtt: str | None = None,
+    burst: str | None = None,
+    qdisc: str = "taildrop",
+    path: dict[str, Any] | None = None,
+    sample: str = "100ms",
+    description: str = "",
+) -> dict[str, Any]:
+    """A scenario document in the core's format."""
+    bottleneck: dict[str, Any] = {"rate": rate, "buffer": buffer, "qdisc": qdisc}
+    if bdp_rtt:
+        bottleneck["bdp_rtt"] = bdp_rtt
+    if burst:
+        bottleneck["burst"] = burst
+    doc: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "duration": duration,
+        "seed": seed,
+        "bottleneck": bottleneck,
+        "flows": copy.deepcopy(flows),
+        "sample": {"interval": sample},
+    }
+    p = dict(path or {})
+    if rtt:
+        p.setdefault("rtt", rtt)
+    if p:
+        doc["path"] = p
+    return doc
+
+
+def with_sweep(doc: dict[str, Any], repeats: int = 1, zip_: Any = None, **axes: Any) -> dict[str, Any]:
+    """``doc`` with a ``[sweep]``: ``axes`` use ``__`` for dots
+    (``bottleneck__buffer=[...]``) or pass a dict via ``axes={...}``."""
+    sweep: dict[str, Any] = {}
+    for k, v in axes.pop("axes", {}).items():
+        sweep[k] = v
+    for k, v in axes.items():
+        sweep[k.replace("__", ".")] = v
+    if zip_ is not None:
+        sweep["zip"] = zip_
+    if repeats > 1:
+        sweep["repeats"] = repeats
+    out = copy.deepcopy(doc)
+    if sweep:
+        out["sweep"] = sweep
+    return out
+
+
+def bdp(values: Sequence[float]) -> list[str]:
+    return [f"{v:g}BDP" for v in values]
+
+
+def ms(values: Sequence[float]) -> list[str]:
+    return [f"{v:g}ms" for v in values]
+
+
+def mbps(values: Sequence[float]) -> list[str]:
+    return [f"{v:g}Mbps" for v in values]
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def flows_with_cols(exp: Any) -> pd.DataFrame:
+    return exp.flows
+
+
+def cdf(
+    exp: Any,
+    out: Path,
+    frame: pd.DataFrame,
+    metric: str,
+    *,
+    hue: str,
+    panel: str | None = None,
+    title: str = "",
+    xlabel: str | None = None,
+    log: bool = False,
+) -> list[Drawn]:
+    """One CDF figure, or one per value of ``panel``."""
+    if panel is None:
+        d = plot_cdf(frame, metric, out / "figure.png", hue=hue, title=title, xlabel=xlabel, log=log)
+        d.write_csv()
+        return [d]
+    drawn = []
+    for i, v in enumerate(sort_values(frame[panel])):
+        sub = frame[frame[panel] == v]
+        d = plot_cdf(
+            sub,
+            metric,
+            out / f"figure-{i}.png",
+            hue=hue,
+            xlabel=xlabel,
+            log=log,
+            title=f"{title}: {axis_label(panel)} = {v}",
+        )
+        d.data.insert(0, panel, v)
+        d.write_csv()
+        drawn.append(d)
+    return drawn
+
+
+def mean(
+    exp: Any,
+    out: Path,
+    frame: pd.DataFrame,
+    metric: str,
+    *,
+    x: str,
+    hue: str | None,
+    panel: str | None = None,
+    title: str = "",
+    name: str = "figure",
+    ylabel: str | None = None,
+    scale: float | None = None,
+) -> list[Drawn]:
+    """Means with 95% CIs against ``x``; one file per ``panel`` value."""
+    if panel is None:
+        d = plot_mean(
+            frame, metric, out / f"{name}.png", x=x, hue=hue, title=title, ylabel=ylabel, scale=scale
+        )
+        d.write_csv()
+        return [d]
+    drawn = []
+    for i, v in enumerate(sort_values(frame[panel])):
+        sub = frame[frame[panel] == v]
+        d = plot_mean(
+            sub,
+            metric,
+            out / f"{name}-{i}.png",
+            x=x,
+            hue=hue,
+            ylabel=ylabel,
+            scale=scale,
+            title=f"{title}: {axis_label(panel)} = {v}",
+        )
+        d.data.insert(0, panel, v)
+        d.write_csv()
+        drawn.append(d)
+    return drawn
+
+
+def box(
+    exp: Any,
+    out: Path,
+    frame: pd.DataFrame,
+    metric: str,
+    *,
+    x: str,
+    hue: str | None,
+    title: str = "",
+    name: str = "figure",
+    ylabel: str | None = None,
+) -> list[Drawn]:
+    d = plot_box(frame, metric, out / f"{name}.png", x=x, hue=hue, title=title, ylabel=ylabel)
+    d.write_csv()
+    return [d]
+
+
+def heatmap(
+    exp: Any,
+    out: Path,
+    frame: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    value: str,
+    annotate: Sequence[str],
+    facet: str | None,
+    title: str = "",
+) -> list[Drawn]:
+    d = plot_heatmap(
+        frame, out / "figure.png", x=x, y=y, value=value, annotate=annotate, facet=facet, title=title
+    )
+    d.write_csv()
+    return [d]
+
+
+def timeseries(
+    exp: Any,
+    out: Path,
+    *,
+    metrics: Sequence[str],
+    queue_metric: str | None = "sojourn_mean_ms",
+    state_flow: int | None = None,
+    xlim: tuple[float, float] | None = None,
+    title: str = "",
+    rows: Sequence[int] | None = None,
+    extra_queue: Callable[[Any, pd.DataFrame], pd.DataFrame] | None = None,
+) -> list[Drawn]:
+    """Per-run time series panels (the first run of each point, or ``rows``)."""
+    drawn = []
+    if rows is None:
+        rows = [i for i in range(len(exp.runs)) if int(exp.runs["repeat"].iloc[i]) == 0]
+    for n, i in enumerate(rows):
+        res = exp.results(i)
+        label = " ".join(f"{k}={exp.runs[k].iloc[i]}" for k in exp.keys)
+        queue = res.queue if extra_queue is None else extra_queue(res, res.queue)
+        d = plot_panels(
+            res.samples,
+            queue,
+            out / f"figure-{n}.png",
+            metrics=tuple(metrics),
+            queue_metric=queue_metric,
+            flows=res.flows,
+            transitions=res.transitions,
+            state_flow=state_flow,
+            xlim=xlim,
+            title=f"{title} {label}".strip(),
+        )
+        if xlim and "time_s" in d.data:
+            d.data = d.data[(d.data["time_s"].isna()) | d.data["time_s"].between(*xlim)]
+        d.write_csv()
+        drawn.append(d)
+    return drawn
+
+
+def lines(
+    out: Path,
+    data: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    hue: str | None,
+    title: str = "",
+    name: str = "figure",
+    ylabel: str | None = None,
+    xlabel: str | None = None,
+    logx: bool = False,
+    ideal: str | None = None,
+) -> Drawn:
+    """A plain line plot of precomputed values (``ideal``: a dashed reference column)."""
+    fig, ax = new_figure(7.5, 4.8)
+    groups = sort_values(data[hue]) if hue else [None]
+    for g in groups:
+        sub = data if g is None else data[data[hue] == g]
+        ax.plot(sub[x], sub[y], marker="o", label=None if g is None else str(g))
+        if ideal:
+            ax.plot(sub[x], sub[ideal], linestyle="--", color="gray", alpha=0.7)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel or axis_label(x))
+    ax.set_ylabel(ylabel or metric_label(y))
+    ax.grid(True, alpha=0.3)
+    if hue:
+        ax.legend(title=axis_label(hue), fontsize="small")
+    if title:
+        ax.set_title(title)
+    d = Drawn(save(fig, out / f"{name}.png"), data)
+    d.write_csv()
+    return d
+
+
+def per_cc_runs(exp: Any) -> pd.DataFrame:
+    """Runs with ``share_<cc>`` and ``goodput_<cc>_mbps`` columns."""
+    return runs_with_shares(exp)
+
+
+def per_group(exp: Any) -> pd.DataFrame:
+    """Per run and flow group: summed goodput, mean retransmission rate, share, Jain within the group."""
+    f = exp.flows
+    keys = [*exp.keys, "repeat", "run"]
+    rows = []
+    for key_vals, sub in f.groupby([*keys, "group"], sort=False, dropna=False):
+        total = f[(f["run"] == sub["run"].iloc[0]) & (f["repeat"] == sub["repeat"].iloc[0])][
+            "goodput_mbps"
+        ].sum()
+        row = dict(zip([*keys, "group"], key_vals, strict=True))
+        row.update(
+            cc=sub["cc"].iloc[0],
+            rtt_ms=float(sub["rtt_ms"].iloc[0]),
+            flows=len(sub),
+            goodput_mbps=float(sub["goodput_mbps"].sum()),
+            goodput_per_flow_mbps=float(sub["goodput_mbps"].mean()),
+            retrans_rate=float(sub["segs_retrans"].sum() / max(1, sub["segs_sent"].sum())),
+            share=float(sub["goodput_mbps"].sum() / total) if total > 0 else float("nan"),
+            jain_in_group=jain(sub["goodput_mbps"]),
+        )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def qdelay_rttmin_frame(exp: Any, rtt_key: str | None = None, rtt_ms: float | None = None) -> pd.DataFrame:
+    """Queue samples with ``qdelay_rttmin`` = queued bytes / rate / RTTmin."""
+    q = exp.queue.copy()
+    runs = exp.runs.set_index(["run", "repeat"])
+    rates = {k: float(v) for k, v in runs["rate_mbps"].items()}
+    out = []
+    for (run, rep), sub in q.groupby(["run", "repeat"], sort=False):
+        rate = rates[(run, rep)]
+        rtt = rtt_ms
+        if rtt is None:
+            fl = exp.flows
+            rtt = float(fl[(fl["run"] == run) & (fl["repeat"] == rep)]["rtt_ms"].min())
+        sub = sub.copy()
+        sub["qdelay_rttmin"] = sub["backlog_bytes"] * 8.0 / (rate * 1e6) * 1e3 / rtt
+        out.append(sub)
+    return pd.concat(out, ignore_index=True) if out else q

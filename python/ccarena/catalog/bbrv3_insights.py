@@ -1,0 +1,455 @@
+"""Paper B: Insights into BBRv3's Performance and Behavior by Experimental
+Evaluation (id ``bbrv3-insights``).
+
+Setup: the router adds all the delay on the ACK path (``rtt_split = 0``),
+senders pace with fq, buffers in BDP {0.8, 1, 2, 8}, samples at 10 Hz, 60 s
+runs, 30 repetitions. Queueing delay is queued bytes / bottleneck rate in
+units of RTTmin (``qdelay_rttmin``). Quick forms: 10-15 s runs, one
+repetition, fewer points, rates of at most 1 Gbit/s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .base import (
+    bdp,
+    box,
+    cdf,
+    lines,
+    mbps,
+    mean,
+    ms,
+    qdelay_rttmin_frame,
+    register,
+    scenario,
+    timeseries,
+    with_sweep,
+)
+
+PAPER = "bbrv3-insights"
+
+
+def base(
+    name: str,
+    quick: bool,
+    flows: list[dict[str, Any]],
+    *,
+    rate: str = "100Mbps",
+    rtt: str = "50ms",
+    buffer: str = "8BDP",
+    duration: str | None = None,
+    path: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    for f in flows:
+        f.setdefault("pacing", "fq")
+    p = {"rtt": rtt, "rtt_split": 0.0, **(path or {})}
+    return scenario(
+        f"bbrv3-insights-{name}",
+        duration=duration or ("15s" if quick else "60s"),
+        rate=rate,
+        buffer=buffer,
+        flows=flows,
+        path=p,
+        description="BBRv3 insights: delay on the ACK path, fq pacing",
+    )
+
+
+def _reps(quick: bool) -> int:
+    return 1 if quick else 30
+
+
+def _with_rtt_qdelay(exp: Any) -> pd.DataFrame:
+    return qdelay_rttmin_frame(exp)
+
+
+def build_fig4(quick: bool) -> dict[str, Any]:
+    return base("fig4", quick, [{"cc": "bbr3"}])
+
+
+def figure_fig4(exp: Any, out: Path, quick: bool) -> list:
+    def add(res: Any, q: pd.DataFrame) -> pd.DataFrame:
+        q = q.copy()
+        q["qdelay_rttmin"] = (
+            q["backlog_bytes"]
+            * 8
+            / (res.summary["rate_mbps"].iloc[0] * 1e6)
+            * 1e3
+            / float(res.flows["rtt_ms"].min())
+        )
+        return q
+
+    return timeseries(
+        exp,
+        out,
+        metrics=("goodput_mbps",),
+        queue_metric="qdelay_rttmin",
+        state_flow=0,
+        extra_queue=add,
+        title="queueing delay with ProbeBW phases",
+    )
+
+
+register(
+    "bbrv3-insights/fig4",
+    "1 BBRv3 flow, 100 Mbit/s, 50 ms, 8 BDP: queueing delay with ProbeBW phases",
+    ["cc:bbr3"],
+    build_fig4,
+    figure_fig4,
+)
+
+
+def build_fig5(quick: bool) -> dict[str, Any]:
+    doc = base("fig5", quick, [{"cc": "bbr3"}])
+    return with_sweep(
+        doc, _reps(quick), axes={"flows.0.cc": ["bbr1", "bbr3"], "bottleneck.rate": mbps([100, 500, 1000])}
+    )
+
+
+def figure_fig5(exp: Any, out: Path, quick: bool) -> list:
+    return cdf(
+        exp,
+        out,
+        _with_rtt_qdelay(exp),
+        "qdelay_rttmin",
+        hue="flows.0.cc",
+        panel="bottleneck.rate",
+        title="queueing delay",
+    )
+
+
+register(
+    "bbrv3-insights/fig5",
+    "1 flow, BBRv1 vs BBRv3 at 100/500/1000 Mbit/s: CDF of queueing delay",
+    ["cc:bbr1", "cc:bbr3"],
+    build_fig5,
+    figure_fig5,
+)
+
+
+def build_fig6(quick: bool) -> dict[str, Any]:
+    doc = base("fig6", quick, [{"cc": "bbr3"}], rtt="10ms")
+    return with_sweep(
+        doc,
+        axes={
+            "zip": {
+                "bottleneck.rate": ["100Mbps", "1Gbps"],
+                "path": [
+                    {"rtt": "10ms", "rtt_split": 0.0, "jitter": {"model": "per_packet", "max": "1ms"}},
+                    {"rtt": "10ms", "rtt_split": 0.0},
+                ],
+            }
+        },
+    )
+
+
+def figure_fig6(exp: Any, out: Path, quick: bool) -> list:
+    return timeseries(
+        exp, out, metrics=("bbr_max_bw_mbps", "goodput_mbps"), title="bw estimate vs true rate", state_flow=0
+    )
+
+
+register(
+    "bbrv3-insights/fig6",
+    "1 BBRv3 flow: bw estimate and queueing delay, (a) with 1 ms jitter (b) 1 Gbit/s",
+    ["cc:bbr3", "jitter"],
+    build_fig6,
+    figure_fig6,
+)
+
+
+def build_fig7(quick: bool) -> dict[str, Any]:
+    doc = base("fig7", quick, [{"cc": "bbr3"}])
+    return with_sweep(
+        doc, _reps(quick), axes={"bottleneck.rate": mbps([100, 500]), "path.rtt": ms([10, 20, 50])}
+    )
+
+
+def figure_fig7(exp: Any, out: Path, quick: bool) -> list:
+    q = _with_rtt_qdelay(exp)
+    return cdf(exp, out, q, "qdelay_rttmin", hue="path.rtt", panel="bottleneck.rate", title="queueing delay")
+
+
+register(
+    "bbrv3-insights/fig7",
+    "1 BBRv3 flow, rate x RTTmin: CDF of queueing delay",
+    ["cc:bbr3"],
+    build_fig7,
+    figure_fig7,
+)
+
+
+def build_fig8(quick: bool) -> dict[str, Any]:
+    doc = base("fig8", quick, [{"cc": "bbr3", "count": 2}])
+    return with_sweep(
+        doc,
+        _reps(quick),
+        axes={
+            "bottleneck.rate": mbps([100, 1000] if quick else [100, 1000, 10000]),
+            "path.rtt": ms([10, 50] if quick else [10, 20, 50]),
+            "bottleneck.buffer": bdp([0.8, 1, 2, 8]),
+        },
+    )
+
+
+def figure_fig8(exp: Any, out: Path, quick: bool) -> list:
+    q = _with_rtt_qdelay(exp)
+    q["rate, RTT"] = [f"{r}, {t}" for r, t in zip(q["bottleneck.rate"], q["path.rtt"], strict=True)]
+    drawn = box(
+        exp,
+        out,
+        q,
+        "qdelay_rttmin",
+        x="bottleneck.buffer",
+        hue="rate, RTT",
+        name="qdelay",
+        title="queueing delay, 2 BBRv3 flows",
+    )
+    runs = exp.runs.copy()
+    runs["loss_rate"] = runs["drops"] / runs["bottleneck_pkts"].where(runs["bottleneck_pkts"] > 0)
+    runs["rate, RTT"] = [f"{r}, {t}" for r, t in zip(runs["bottleneck.rate"], runs["path.rtt"], strict=True)]
+    drawn += mean(
+        exp,
+        out,
+        runs,
+        "loss_rate",
+        x="bottleneck.buffer",
+        hue="rate, RTT",
+        name="loss",
+        ylabel="loss rate (%)",
+        scale=100.0,
+        title="loss rate",
+    )
+    return drawn
+
+
+register(
+    "bbrv3-insights/fig8",
+    "2 BBRv3 flows: box plots of queueing delay; loss rate",
+    ["cc:bbr3"],
+    build_fig8,
+    figure_fig8,
+)
+
+
+def build_fig9(quick: bool) -> dict[str, Any]:
+    doc = base("fig9", quick, [{"cc": "bbr3", "count": 2}])
+    return with_sweep(
+        doc,
+        _reps(quick),
+        axes={
+            "flows.0.count": [2, 8, 32] if quick else [2, 4, 8, 16, 32],
+            "bottleneck.rate": mbps([100] if quick else [100, 1000]),
+            "path.rtt": ms([10, 50]),
+        },
+    )
+
+
+def figure_fig9(exp: Any, out: Path, quick: bool) -> list:
+    runs = exp.runs.copy()
+    runs["qdelay_rttmin"] = runs["qdelay_mean_ms"] / [float(v[:-2]) for v in runs["path.rtt"]]
+    runs["rate, RTT"] = [f"{r}, {t}" for r, t in zip(runs["bottleneck.rate"], runs["path.rtt"], strict=True)]
+    return mean(
+        exp, out, runs, "qdelay_rttmin", x="flows.0.count", hue="rate, RTT", title="queueing delay vs N"
+    )
+
+
+register(
+    "bbrv3-insights/fig9",
+    "N BBRv3 flows: queueing delay vs N",
+    ["cc:bbr3"],
+    build_fig9,
+    figure_fig9,
+    notes="The extra runs with extra_acked or the offload budget off are not part of this sweep.",
+)
+
+
+def build_fig10(quick: bool) -> dict[str, Any]:
+    doc = base("fig10", quick, [{"cc": "bbr3"}, {"cc": "bbr3"}], rtt="10ms")
+    return with_sweep(doc, _reps(quick), axes={"flows.1.start": ["0s", "1s", "2s"]})
+
+
+def figure_fig10(exp: Any, out: Path, quick: bool) -> list:
+    q = _with_rtt_qdelay(exp)
+    q["t"] = q["time_s"].round(0)
+    t = q.groupby(["flows.1.start", "t"])["qdelay_rttmin"].quantile([0.25, 0.5, 0.75]).unstack().reset_index()
+    t.columns = ["flows.1.start", "time_s", "q25", "median", "q75"]
+    return [
+        lines(
+            out,
+            t,
+            x="time_s",
+            y="median",
+            hue="flows.1.start",
+            xlabel="time (s)",
+            ylabel="queueing delay median (RTTmin; quartiles in CSV)",
+            title="queueing-delay quartiles",
+        )
+    ]
+
+
+register(
+    "bbrv3-insights/fig10",
+    "2 BBRv3 flows, second starts 0/1/2 s late: queueing-delay quartiles over time",
+    ["cc:bbr3"],
+    build_fig10,
+    figure_fig10,
+)
+
+
+def build_fig11(quick: bool) -> dict[str, Any]:
+    doc = base("fig11", quick, [{"cc": "bbr3"}, {"cc": "bbr3", "start": "2s"}], rtt="10ms")
+    return with_sweep(doc, 1 if quick else 3)
+
+
+def figure_fig11(exp: Any, out: Path, quick: bool) -> list:
+    return timeseries(
+        exp,
+        out,
+        metrics=("bbr_max_bw_mbps", "goodput_mbps"),
+        title="bw estimates and goodput",
+        rows=list(range(len(exp.runs))),
+    )
+
+
+register(
+    "bbrv3-insights/fig11",
+    "2 BBRv3 flows, second 2 s late: bw estimates, goodput, queueing delay",
+    ["cc:bbr3"],
+    build_fig11,
+    figure_fig11,
+)
+
+
+def build_table1(quick: bool) -> dict[str, Any]:
+    doc = base(
+        "table1",
+        quick,
+        [{"cc": "bbr3", "jitter": {"model": "slotted", "max": "10ms"}}, {"cc": "bbr3"}],
+        rtt="10ms",
+        duration="40s" if quick else "60s",
+    )
+    return with_sweep(
+        doc,
+        1 if quick else 10,
+        axes={
+            "flows.0.jitter.model": ["slotted", "per_packet"],
+            "flows.0.jitter.max": ms([10, 40] if quick else [10, 20, 40]),
+            "bottleneck.rate": mbps([100] if quick else [100, 1000]),
+            "bottleneck.buffer": bdp([1, 8] if quick else [0.8, 1, 2, 8]),
+        },
+    )
+
+
+def figure_table1(exp: Any, out: Path, quick: bool) -> list:
+    s = exp.samples
+    end = s["time_s"].max()
+    last = s[s["time_s"] > end - 30]
+    keys = [*exp.keys, "repeat", "run"]
+    b = last.groupby([*keys, "flow"], sort=False)["goodput_mbps"].sum().unstack("flow").reset_index()
+    b["ratio"] = b[0] / (b[0] + b[1])
+    t = b.groupby(exp.keys, as_index=False)["ratio"].median()
+    t["jitter"] = [
+        f"{m} {j}" for m, j in zip(t["flows.0.jitter.model"], t["flows.0.jitter.max"], strict=True)
+    ]
+    return [
+        lines(
+            out,
+            t,
+            x="bottleneck.buffer",
+            y="ratio",
+            hue="jitter",
+            ylabel="bytes of the jitter flow / both",
+            title="share of the jitter flow in the last 30 s (fair = 0.5)",
+        )
+    ]
+
+
+register(
+    "bbrv3-insights/table1",
+    "2 BBRv3 flows, one with jitter: its share of the bytes in the last 30 s",
+    ["cc:bbr3", "jitter_flow"],
+    build_table1,
+    figure_table1,
+)
+
+
+def build_fig12(quick: bool) -> dict[str, Any]:
+    doc = build_table1(quick)
+    doc["name"] = "bbrv3-insights-fig12"
+    doc["bottleneck"]["rate"] = "1Gbps"
+    doc["bottleneck"]["buffer"] = "8BDP"
+    for k in ("bottleneck.rate", "bottleneck.buffer"):
+        doc["sweep"].pop(k, None)
+    return doc
+
+
+def figure_fig12(exp: Any, out: Path, quick: bool) -> list:
+    s = exp.samples[exp.samples["flow"] == 0].copy()
+    s["jitter_estimate_ms"] = (
+        s["bbr_extra_acked_pkts"] * 1448 * 8 / 1e6 / s["goodput_mbps"].where(s["goodput_mbps"] > 0) * 1e3
+    )
+    return box(
+        exp,
+        out,
+        s,
+        "jitter_estimate_ms",
+        x="flows.0.jitter.max",
+        hue="flows.0.jitter.model",
+        ylabel="extra_acked / goodput (ms)",
+        title="BBR's jitter estimate",
+    )
+
+
+register(
+    "bbrv3-insights/fig12",
+    "as table1 at 1 Gbit/s, 8 BDP: BBR's jitter estimate extra_acked / goodput",
+    ["cc:bbr3", "jitter_flow"],
+    build_fig12,
+    figure_fig12,
+)
+
+_TRACE = "The trace workload (a pcap read into flows and chunks, or the synthetic MAWI-like model)"
+
+
+def _trace_build(name: str, ccs: list[str]):
+    def build(quick: bool) -> dict[str, Any]:
+        doc = base(
+            name, quick, [{"cc": "bbr3", "chunks": [["0s", "20KB"]], "host": 0}], rate="3Gbps", rtt="10ms"
+        )
+        return with_sweep(doc, 1 if quick else 5, axes={"flows.0.cc": ccs, "path.rtt": ms([10, 20, 50])})
+
+    return build
+
+
+def figure_trace(exp: Any, out: Path, quick: bool) -> list:
+    return cdf(exp, out, exp.flows, "fct_s", hue="flows.0.cc", title="flow completion times")
+
+
+register(
+    "bbrv3-insights/fig13",
+    "flow-size model from a packet trace: CDF of chunk sizes",
+    ["trace"],
+    _trace_build("fig13", ["bbr3"]),
+    figure_trace,
+    notes=_TRACE,
+)
+register(
+    "bbrv3-insights/fig14",
+    "short flows from the trace, 3 Gbit/s: mean slowdown per config, RTT, CCA",
+    ["cc:bbr3", "cc:cubic", "trace", "chunks", "hosts"],
+    _trace_build("fig14", ["bbr3", "cubic"]),
+    figure_trace,
+    notes=_TRACE,
+)
+register(
+    "bbrv3-insights/fig15",
+    "as fig14: CDF of queueing delay per CCA",
+    ["cc:bbr3", "cc:cubic", "trace", "chunks", "hosts"],
+    _trace_build("fig15", ["bbr3", "cubic"]),
+    figure_trace,
+    notes=_TRACE,
+)

@@ -1,0 +1,329 @@
+"""Expectations: checks on a run's results, written in the scenario (like
+transperf's).
+
+```toml
+[[expect]]
+metric = "jain"          # a column of summary.parquet (scope "run") or flows.parquet ("flow", "group")
+op = ">="                # >=  >  <=  <  ==  !=
+value = 0.9
+# scope = "run"          # "run" (default) | "flow" | "group"
+# flow = 0               # scope "flow": only this flow (default: every flow must pass)
+# group = 1              # scope "group": only this group (default: every group must pass)
+# when = { "flows.0.cc" = "bbr1" }   # in a sweep: only the points with these swept values
+# tolerance = 0.01       # for == and !=: |actual - value| <= tolerance counts as equal
+```
+
+Scopes. ``run``: the one row of ``summary.parquet``. ``flow``: each row of
+``flows.parquet`` (or the one with ``flow = N``). ``group``: the flows of one
+``[[flows]]`` entry taken together (its ``group`` column): goodput, byte,
+segment, drop, mark and RTO counts are summed (``goodput_mbps``, ``bytes``,
+``bytes_acked``, ``segs_sent``, ``segs_retrans``, ``segs_in_network``,
+``segs_received``, ``drops``, ``marks``, ``rto_count``); every other numeric
+column is averaged over the group's flows; ``retrans_rate`` is recomputed as
+summed ``segs_retrans`` / summed ``segs_sent``. Flow and group scopes also
+have ``share``: the flow's (group's) goodput over the sum of all flows'
+goodputs, and ``count``: the number of flows.
+
+An expectation holds for a run when every selected row satisfies it; in a
+sweep it is checked on every run (of the points that ``when`` selects). A NaN
+value (e.g. FCT of a bulk flow) fails. ``run``, ``sweep`` and ``reproduce``
+print a pass/fail table and exit with status 1 when one fails.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .scenario import ScenarioError
+from .sweep import column_name
+
+__all__ = [
+    "Check",
+    "Expectation",
+    "Outcome",
+    "check_all",
+    "check_experiment",
+    "group_table",
+    "parse_expectations",
+]
+
+OPS: dict[str, Callable[[Any, Any], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+SCOPES = ("run", "flow", "group")
+SUMMED = (
+    "goodput_mbps",
+    "bytes",
+    "bytes_acked",
+    "segs_sent",
+    "segs_retrans",
+    "segs_in_network",
+    "segs_received",
+    "drops",
+    "marks",
+    "rto_count",
+)
+_FIELDS = {"metric", "op", "value", "scope", "flow", "group", "when", "tolerance", "name"}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    metric: str
+    op: str
+    value: float
+    scope: str = "run"
+    flow: int | None = None
+    group: int | None = None
+    when: dict[str, Any] = field(default_factory=dict)
+    tolerance: float = 0.0
+    name: str = ""
+
+    def describe(self) -> str:
+        if self.name:
+            return self.name
+        where = self.scope
+        if self.flow is not None:
+            where = f"flow {self.flow}"
+        elif self.group is not None:
+            where = f"group {self.group}"
+        elif self.scope != "run":
+            where = f"every {self.scope}"
+        text = f"{self.metric} {self.op} {self.value:g} ({where})"
+        if self.when:
+            text += " when " + ", ".join(f"{k}={v}" for k, v in self.when.items())
+        return text
+
+    def holds(self, actual: float) -> bool:
+        if actual is None or (isinstance(actual, float) and math.isnan(actual)):
+            return False
+        if self.op in ("==", "!=") and self.tolerance > 0:
+            equal = abs(actual - self.value) <= self.tolerance
+            return equal if self.op == "==" else not equal
+        return bool(OPS[self.op](actual, self.value))
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def parse_expectations(
+    items: Iterable[Mapping[str, Any]] | None, source: str = "<dict>"
+) -> list[Expectation]:
+    """Check ``[[expect]]`` tables; raises ``ScenarioError`` naming ``expect[i].<field>``."""
+    out: list[Expectation] = []
+    for i, e in enumerate(items or []):
+        where = f"expect[{i}]"
+        unknown = sorted(set(e) - _FIELDS)
+        if unknown:
+            raise ScenarioError(
+                source,
+                f"{where}.{unknown[0]}",
+                f"unknown field; expected one of {', '.join(sorted(_FIELDS))}",
+            )
+        metric = e.get("metric")
+        if not isinstance(metric, str) or not metric:
+            raise ScenarioError(source, f"{where}.metric", 'must name a column, e.g. metric = "jain"')
+        op = e.get("op", ">=")
+        if op not in OPS:
+            raise ScenarioError(source, f"{where}.op", f"must be one of {' '.join(OPS)}, not {op!r}")
+        value = e.get("value")
+        if not _number(value):
+            raise ScenarioError(source, f"{where}.value", f"must be a number, not {value!r}")
+        scope = e.get("scope")
+        if scope is None:
+            scope = "flow" if "flow" in e else "group" if "group" in e else "run"
+        if scope not in SCOPES:
+            raise ScenarioError(
+                source, f"{where}.scope", f"must be one of {', '.join(SCOPES)}, not {scope!r}"
+            )
+        sel: dict[str, int | None] = {"flow": None, "group": None}
+        for k in ("flow", "group"):
+            if k in e:
+                v = e[k]
+                if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                    raise ScenarioError(source, f"{where}.{k}", f"must be a flow index >= 0, not {v!r}")
+                if scope != k:
+                    raise ScenarioError(source, f"{where}.{k}", f'selects a {k}: it needs scope = "{k}"')
+                sel[k] = v
+        when = e.get("when", {})
+        if not isinstance(when, Mapping):
+            raise ScenarioError(source, f"{where}.when", "must be a table of swept keys and values")
+        tol = e.get("tolerance", 0.0)
+        if not _number(tol) or tol < 0:
+            raise ScenarioError(source, f"{where}.tolerance", f"must be a number >= 0, not {tol!r}")
+        try:
+            when = {column_name(k): v for k, v in when.items()}
+        except ValueError as err:
+            raise ScenarioError(source, f"{where}.when", str(err)) from None
+        out.append(
+            Expectation(
+                metric,
+                op,
+                float(value),
+                scope,
+                sel["flow"],
+                sel["group"],
+                when,
+                float(tol),
+                str(e.get("name", "")),
+            )
+        )
+    return out
+
+
+def group_table(flows: pd.DataFrame) -> pd.DataFrame:
+    """Flows aggregated per ``group`` (see the module docstring), with ``share`` and ``count``."""
+    if "group" not in flows or flows.empty:
+        return pd.DataFrame(columns=["group", "count", "share"])
+    numeric = [c for c in flows.columns if c != "group" and pd.api.types.is_numeric_dtype(flows[c])]
+    g = flows.groupby("group", sort=True)
+    agg = {c: ("sum" if c in SUMMED else "mean") for c in numeric if c != "flow"}
+    out = g.agg(agg)
+    out.insert(0, "count", g.size())
+    if {"segs_retrans", "segs_sent"} <= set(out.columns):
+        sent = out["segs_sent"].where(out["segs_sent"] > 0)
+        out["retrans_rate"] = (out["segs_retrans"] / sent).fillna(0.0)
+    for c in ("cc", "label"):
+        if c in flows:
+            out[c] = g[c].first()
+    out = out.reset_index()
+    return _with_share(out)
+
+
+def _with_share(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    if "goodput_mbps" in frame:
+        total = float(frame["goodput_mbps"].sum())
+        frame["share"] = frame["goodput_mbps"] / total if total > 0 else float("nan")
+    return frame
+
+
+@dataclass
+class Check:
+    """One expectation on one run: what was measured, whether it held."""
+
+    passed: bool
+    actual: float | None
+    detail: str = ""
+
+
+@dataclass
+class Outcome:
+    """One expectation over the runs it applies to."""
+
+    expectation: Expectation
+    checks: list[tuple[str, Check]]  # (point label, check)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(c.passed for _, c in self.checks)
+
+    @property
+    def failures(self) -> list[tuple[str, Check]]:
+        return [(p, c) for p, c in self.checks if not c.passed]
+
+    def worst(self) -> tuple[str, Check] | None:
+        """The check furthest on the wrong side (or the closest to failing)."""
+        if not self.checks:
+            return None
+        e = self.expectation
+        sign = -1.0 if e.op in (">=", ">") else 1.0
+
+        def badness(pc: tuple[str, Check]) -> float:
+            a = pc[1].actual
+            if a is None or (isinstance(a, float) and math.isnan(a)):
+                return math.inf
+            if e.op in ("==", "!="):
+                return abs(a - e.value) * (1 if e.op == "==" else -1)
+            return sign * (a - e.value)
+
+        return max(self.checks, key=badness)
+
+
+def check_run(e: Expectation, summary: pd.DataFrame, flows: pd.DataFrame) -> Check:
+    """Check one expectation against one run's summary and flows tables."""
+    if e.scope == "run":
+        frame, what = summary, "summary"
+    elif e.scope == "flow":
+        frame, what = _with_share(flows), "flows"
+        if e.flow is not None:
+            frame = frame[frame["flow"] == e.flow]
+            if frame.empty:
+                return Check(False, None, f"no flow {e.flow}")
+    else:
+        frame, what = group_table(flows), "groups"
+        if e.group is not None:
+            frame = frame[frame["group"] == e.group]
+            if frame.empty:
+                return Check(False, None, f"no group {e.group}")
+    if e.metric not in frame.columns:
+        cols = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+        return Check(False, None, f"no metric {e.metric!r} in {what}; have: {', '.join(cols)}")
+    values = [float(v) for v in frame[e.metric]]
+    if not values:
+        return Check(False, None, "no rows")
+    results = [(v, e.holds(v)) for v in values]
+    failing = [v for v, ok in results if not ok]
+    if failing:
+        return Check(False, failing[0], f"{len(failing)} of {len(values)} fail" if len(values) > 1 else "")
+    # all pass: report the one closest to the limit
+    closest = min(values, key=lambda v: abs(v - e.value))
+    return Check(True, closest, f"all {len(values)}" if len(values) > 1 else "")
+
+
+def _matches(when: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
+    for k, v in when.items():
+        if k not in values:
+            return False
+        have = values[k]
+        if have != v and str(have) != str(v):
+            return False
+    return True
+
+
+def check_all(
+    expectations: list[Expectation], runs: Iterable[tuple[str, Mapping[str, Any], pd.DataFrame, pd.DataFrame]]
+) -> list[Outcome]:
+    """Check ``expectations`` over runs given as (label, swept values,
+    summary, flows)."""
+    runs = list(runs)
+    outcomes = []
+    for e in expectations:
+        checks = []
+        for label, values, summary, flows in runs:
+            if e.when and not _matches(e.when, values):
+                continue
+            checks.append((label, check_run(e, summary, flows)))
+        outcomes.append(Outcome(e, checks))
+    return outcomes
+
+
+def check_experiment(expectations: list[Expectation], exp: Any) -> list[Outcome]:
+    """Check expectations on every run of an ``Experiment``."""
+    if not expectations:
+        return []
+    import pyarrow.parquet as pq
+
+    runs = []
+    cache: dict[str, pd.DataFrame] = {}
+    for i in range(len(exp.runs)):
+        row = exp.runs.iloc[i]
+        values = {k: row[k] for k in exp.keys}
+        run = str(row["run"])
+        if run not in cache:
+            cache[run] = pq.read_table(exp.path / run / "flows.parquet").to_pandas()
+        label = " ".join(f"{k}={v}" for k, v in values.items())
+        label = (label + f" repeat={row['repeat']}").strip() if len(exp.runs) > 1 else "run"
+        runs.append((label, values, exp.runs.iloc[[i]], cache[run]))
+    return check_all(expectations, runs)

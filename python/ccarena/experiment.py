@@ -1,0 +1,372 @@
+"""Experiments: the results of a sweep, and running one.
+
+An experiment directory (``results/<name>/`` or ``--out DIR``) holds:
+
+- ``experiment.json``: the scenario as written (with ``[sweep]`` and
+  ``[[expect]]``), the swept keys, and every point: its swept values, repeat,
+  seed, hash and run directory;
+- one run directory per distinct run, named by the start of its hash, as
+  ``ccarena run`` writes it (so a run is cached whichever command made it);
+- ``runs.parquet``: the index, one row per point: the swept values (one
+  column per dotted key), ``repeat``, ``seed``, ``hash``, ``run`` (the run
+  directory's name) and the run's summary metrics.
+
+A run is skipped when its directory exists and is complete. The index is
+rebuilt from the run directories at the end of every sweep (and when a sweep
+is interrupted), so a sweep killed at any point, even with SIGKILL, resumes
+where it stopped: nothing is lost (every published run directory is
+complete) and nothing is duplicated (one row per point, one directory per
+hash).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .results import Results
+from .scenario import Scenario
+from .store import (
+    DEFAULT_ROOT,
+    SCENARIO_FILE,
+    clean_stale_tmp,
+    default_run_dir,
+    is_complete,
+    write_bytes_atomic,
+)
+from .sweep import Point, expand, parse_sweep
+
+__all__ = ["EXPERIMENT_FILE", "INDEX_FILE", "Experiment", "SweepError", "run_sweep"]
+
+EXPERIMENT_FILE = "experiment.json"
+INDEX_FILE = "runs.parquet"
+POINT_COLUMNS = ("repeat", "seed", "hash", "run")
+
+
+class SweepError(RuntimeError):
+    """Some runs of a sweep failed; ``.failures`` maps point labels to errors,
+    ``.experiment`` holds what did run."""
+
+    def __init__(self, experiment: Experiment, failures: dict[str, str]):
+        self.experiment = experiment
+        self.failures = failures
+        first = next(iter(failures.items()))
+        super().__init__(f"{len(failures)} run(s) failed; first: {first[0]}: {first[1]}")
+
+
+def _cell(v: Any) -> Any:
+    """A swept value as a table cell: scalars as they are, tables and lists as JSON text."""
+    if isinstance(v, dict | list):
+        return json.dumps(v, sort_keys=True, separators=(",", ":"))
+    return v
+
+
+def _column(values: list[Any]) -> list[Any]:
+    """One type per column (Parquet needs it): numbers stay numbers, anything
+    mixed becomes text."""
+    cells = [_cell(v) for v in values]
+    kinds = {type(c) for c in cells}
+    if kinds <= {int, float} or len(kinds) <= 1:
+        return cells
+    return [c if isinstance(c, str) else json.dumps(c) for c in cells]
+
+
+def _index_frame(points: list[dict[str, Any]], keys: list[str], directory: Path) -> pd.DataFrame:
+    """The index: one row per point whose run is complete."""
+    rows: dict[str, list[Any]] = {k: [] for k in (*keys, *POINT_COLUMNS)}
+    summaries: list[pd.DataFrame] = []
+    cache: dict[str, pd.DataFrame] = {}
+    for p in points:
+        run_dir = directory / p["run"]
+        if p["hash"] not in cache:
+            if not is_complete(run_dir, p["hash"]):
+                continue
+            cache[p["hash"]] = pq.read_table(run_dir / "summary.parquet").to_pandas()
+        for k in keys:
+            rows[k].append(p["values"].get(k))
+        for c in POINT_COLUMNS:
+            rows[c].append(p[c])
+        summaries.append(cache[p["hash"]])
+    head = pd.DataFrame({k: _column(v) for k, v in rows.items()})
+    if "seed" in rows:
+        head["seed"] = head["seed"].astype("int64")
+        head["repeat"] = head["repeat"].astype("int64")
+    if not summaries:
+        return head
+    body = pd.concat(summaries, ignore_index=True)
+    body = body.drop(columns=[c for c in body.columns if c in head.columns])
+    return pd.concat([head.reset_index(drop=True), body], axis=1)
+
+
+def _write_index(frame: pd.DataFrame, directory: Path) -> Path:
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return write_bytes_atomic(directory / INDEX_FILE, sink.getvalue().to_pybytes())
+
+
+class Experiment:
+    """The results of a sweep.
+
+    ``.runs``: the index (``runs.parquet``), one row per point. ``.flows``,
+    ``.samples``, ``.queue``, ``.transitions``: every run's table stacked, each
+    row carrying its point's swept columns, ``repeat``, ``seed``, ``hash`` and
+    ``run``; read on first use. ``.keys``: the swept columns. ``.path``: the
+    experiment directory. ``.results(i)``: the ``Results`` of row ``i``.
+    """
+
+    def __init__(self, path: Path, meta: dict[str, Any], runs: pd.DataFrame):
+        self.path = Path(path)
+        self.meta = meta
+        self.runs = runs
+        self.keys: list[str] = list(meta.get("keys", []))
+        self._frames: dict[str, pd.DataFrame] = {}
+        self.expectations: list[Any] = []  # outcomes, filled by run_sweep
+
+    @classmethod
+    def load(cls, path: str | Path) -> Experiment:
+        """Read an experiment directory; the index is rebuilt if missing."""
+        path = Path(path)
+        meta_file = path / EXPERIMENT_FILE
+        if not meta_file.is_file():
+            raise FileNotFoundError(f"{path}: not an experiment directory (no {EXPERIMENT_FILE})")
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        index = path / INDEX_FILE
+        if index.is_file():
+            runs = pq.read_table(index).to_pandas()
+        else:
+            runs = _index_frame(meta["points"], meta["keys"], path)
+        return cls(path, meta, runs)
+
+    @classmethod
+    def from_run(cls, path: str | Path) -> Experiment:
+        """A single run directory seen as a one-point experiment (for plots and reports)."""
+        path = Path(path)
+        r = Results.load(path)
+        h = str(r.meta.get("hash", ""))
+        point = {"values": {}, "repeat": 0, "seed": r.scenario.get("seed", 0), "hash": h, "run": path.name}
+        meta = {"name": r.name, "keys": [], "points": [point], "single_run": True}
+        runs = _index_frame([point], [], path.parent)
+        return cls(path.parent, meta, runs)
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", self.path.name))
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The scenario as written, with its ``[sweep]`` and ``[[expect]]``."""
+        return self.meta.get("scenario", {})
+
+    def run_dir(self, i: int) -> Path:
+        return self.path / str(self.runs["run"].iloc[i])
+
+    def results(self, i: int) -> Results:
+        return Results.load(self.run_dir(i))
+
+    def _stack(self, table: str) -> pd.DataFrame:
+        if table in self._frames:
+            return self._frames[table]
+        parts = []
+        cache: dict[str, pd.DataFrame] = {}
+        head_cols = [*self.keys, *POINT_COLUMNS]
+        for _, row in self.runs.iterrows():
+            run = str(row["run"])
+            if run not in cache:
+                cache[run] = pq.read_table(self.path / run / f"{table}.parquet").to_pandas()
+            frame = cache[run].copy()
+            for j, c in enumerate(head_cols):
+                frame.insert(j, c, row[c])
+            parts.append(frame)
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=head_cols)
+        self._frames[table] = out
+        return out
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._stack("flows")
+
+    @property
+    def samples(self) -> pd.DataFrame:
+        return self._stack("samples")
+
+    @property
+    def queue(self) -> pd.DataFrame:
+        return self._stack("queue")
+
+    @property
+    def transitions(self) -> pd.DataFrame:
+        return self._stack("transitions")
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __repr__(self) -> str:
+        return f"<Experiment {self.name!r} at {self.path}: {len(self.runs)} runs, keys {self.keys}>"
+
+
+def _experiment_meta(scn: Scenario, points: list[Point], keys: list[str]) -> dict[str, Any]:
+    from . import __version__
+
+    return {
+        "name": scn.name,
+        "source": scn.source,
+        "ccarena_version": __version__,
+        "scenario": scn.document,
+        "keys": keys,
+        "points": [
+            {
+                "values": {k: p.values[k] for k in keys},
+                "repeat": p.repeat,
+                "seed": p.seed,
+                "hash": p.hash,
+                "run": p.scenario.short_hash,
+            }
+            for p in points
+        ],
+    }
+
+
+def default_experiment_dir(name: str, root: str | Path = DEFAULT_ROOT) -> Path:
+    return default_run_dir(name, "x", root).parent
+
+
+Progress = Callable[[int, int, int], None]
+
+
+def run_sweep(
+    scn: Scenario,
+    out: str | Path | None = None,
+    *,
+    jobs: int | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    force: bool = False,
+    progress: bool | None = None,
+    console: Any = None,
+) -> Experiment:
+    """Run every point of ``scn``'s sweep that is not done yet and return the
+    ``Experiment``. ``jobs``: worker processes (default: all cores; for Ray,
+    the CPUs of a local instance it starts). ``executor``: ``"local"`` or
+    ``"ray"`` (``address`` of the cluster). ``force`` re-runs finished runs.
+    ``progress`` draws a progress bar on stderr (default: when it is a
+    terminal). Raises ``ScenarioError`` for a bad scenario or sweep (before
+    anything runs), ``SweepError`` when runs failed (after the others ran)."""
+    from .executors import EXECUTORS, Job, default_jobs, run_local, run_ray
+
+    if executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor!r}: use one of {', '.join(EXECUTORS)}")
+    spec = parse_sweep(scn.sweep, scn.source)
+    points = expand(scn, spec)
+    keys = spec.keys
+    directory = Path(out) if out is not None else default_experiment_dir(scn.name)
+    directory.mkdir(parents=True, exist_ok=True)
+    if (directory / SCENARIO_FILE).exists():
+        from .store import StoreError
+
+        raise StoreError(f"{directory}: is a run directory; give a directory for the experiment")
+    clean_stale_tmp(directory)
+    meta = _experiment_meta(scn, points, keys)
+    meta_bytes = (json.dumps(meta, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    write_bytes_atomic(directory / EXPERIMENT_FILE, meta_bytes)
+
+    todo: list[Job] = []
+    seen: set[str] = set()
+    for p in points:
+        if p.hash in seen:
+            continue
+        seen.add(p.hash)
+        target = directory / p.scenario.short_hash
+        if not force and is_complete(target, p.hash):
+            continue
+        todo.append(Job(p.index, p.scenario.core_json, p.hash, str(target)))
+    total = len(seen)
+    cached = total - len(todo)
+    workers = jobs if jobs is not None else default_jobs()
+    failures: dict[str, str] = {}
+    label_of = {p.index: p.label() for p in points}
+
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = _ProgressBar(total, cached, scn.name, console) if show else None
+
+    def on_done(job: Job, err: BaseException | None) -> None:
+        if err is not None:
+            failures[label_of[job.index]] = str(err)
+        if bar is not None:
+            bar.advance(failed=err is not None)
+
+    try:
+        if bar is not None:
+            bar.start()
+        if executor == "ray":
+            run_ray(todo, address, jobs, on_done)
+        else:
+            run_local(todo, workers, on_done)
+    finally:
+        if bar is not None:
+            bar.stop()
+        # Whatever happened, the index reflects the run directories there are.
+        runs = _index_frame(meta["points"], keys, directory)
+        _write_index(runs, directory)
+    exp = Experiment(directory, meta, runs)
+    exp.cached = cached  # type: ignore[attr-defined]
+    exp.ran = len(todo) - len(failures)  # type: ignore[attr-defined]
+    if failures:
+        raise SweepError(exp, failures)
+    return exp
+
+
+class _ProgressBar:
+    """A rich progress bar with the runs done, elapsed time and ETA."""
+
+    def __init__(self, total: int, cached: int, name: str, console: Any = None):
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("runs"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[note]}"),
+            console=console or Console(stderr=True),
+            transient=False,
+        )
+        self._cached = cached
+        self._failed = 0
+        self._task = self._progress.add_task(name, total=total, completed=cached, note=self._note())
+
+    def _note(self) -> str:
+        parts = []
+        if self._cached:
+            parts.append(f"{self._cached} cached")
+        if self._failed:
+            parts.append(f"[red]{self._failed} failed[/red]")
+        return ", ".join(parts)
+
+    def start(self) -> None:
+        self._progress.start()
+
+    def stop(self) -> None:
+        self._progress.stop()
+
+    def advance(self, failed: bool = False) -> None:
+        self._failed += int(failed)
+        self._progress.update(self._task, advance=1, note=self._note())

@@ -1,0 +1,121 @@
+"""Statistics on result frames: Jain's index, means with confidence
+intervals (Student's t, without scipy), empirical CDFs, queueing delay in
+units of RTTmin. (analysis.py has FCT slowdown and the SRPT ideal.)"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ecdf", "jain", "mean_ci", "qdelay_rttmin", "t_cdf", "t_quantile"]
+
+
+def jain(values: Iterable[float]) -> float:
+    """Jain's fairness index (RFC 5166), 0..1: (sum x)^2 / (n sum x^2)."""
+    x = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
+    if len(x) == 0 or not np.any(x):
+        return float("nan")
+    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (Lentz's method)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    ln = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    front = math.exp(ln)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
+    x = df / (df + t * t)
+    tail = 0.5 * _betainc(df / 2.0, 0.5, x)
+    return 1.0 - tail if t > 0 else tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t (bisection on ``t_cdf``; |error| < 1e-10).
+    ``t_quantile(0.975, 9)`` = 2.262, the factor of a 95% interval of 10 samples."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must be in (0, 1)")
+    if df <= 0:
+        raise ValueError("df must be positive")
+    if p == 0.5:
+        return 0.0
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12:
+            break
+    return 0.5 * (lo + hi)
+
+
+def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float, float, int]:
+    """(mean, low, high, n): the ``level`` confidence interval of the mean,
+    mean ± t_{(1+level)/2, n-1} · s / sqrt(n). With one value the interval
+    is the value itself."""
+    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    n = len(x)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    m = float(x.mean())
+    if n == 1:
+        return m, m, m, 1
+    half = t_quantile(0.5 + level / 2.0, n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
+    return m, m - half, m + half, n
+
+
+def ecdf(values: Iterable[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted finite values and their cumulative fractions (i/n)."""
+    x = np.sort(np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float))
+    return x, np.arange(1, len(x) + 1) / max(len(x), 1)
+
+
+def qdelay_rttmin(queue: pd.DataFrame, rate_mbps: float, rtt_min_ms: float) -> pd.Series:
+    """Queueing delay in units of RTTmin from queue samples, as the BBRv3 paper
+    computes it: queued bytes / bottleneck rate / RTTmin."""
+    delay_ms = queue["backlog_bytes"] * 8.0 / (rate_mbps * 1e6) * 1e3
+    return delay_ms / rtt_min_ms

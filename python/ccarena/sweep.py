@@ -1,0 +1,264 @@
+"""Sweeps: a scenario's ``[sweep]`` table expanded into concrete runs.
+
+```toml
+[sweep]
+"bottleneck.buffer" = ["0.1BDP", "1BDP", "10BDP"]   # a grid axis: a dotted key and its values
+"flows.0.cc" = ["cubic", "bbr1"]                      # crossed with every other axis
+zip = [["flows.0.rtt", "flows.1.rtt"]]                 # these keys vary together (equal lengths)
+repeats = 3                                            # each point 3 times, seeds derived below
+
+[sweep.zip]                                            # or: one group of keys that vary together
+"flows.0.count" = [1, 2, 5]
+"flows.1.count" = [1, 1, 5]
+```
+
+Keys are dotted paths as ``--set`` takes them (``flows.0.cc`` or
+``flows[0].cc``); written unquoted (``bottleneck.buffer = [...]`` under
+``[sweep]``) TOML nests them, which means the same. Every key with a list of
+values is an axis; ``zip`` names groups of axes that advance together instead
+of being crossed: a list of key lists (the keys' values given beside it), a
+table of keys and values (one group), or an array of such tables
+(``[[sweep.zip]]``, one group each). The grid is the Cartesian product of the
+axes and groups in the order written, the first varying slowest, then the
+repeats innermost.
+
+Seeds. A point's base seed is the scenario's ``seed`` (or the point's swept
+``seed``). Repeat 0 runs with the base seed itself, so a one-point sweep is
+exactly ``ccarena run``; repeat r >= 1 runs with
+
+    seed(base, r) = int.from_bytes(sha256(f"ccarena-repeat:{base}:{r}")[:8], "big") >> 1
+
+(a 63-bit integer, so it can be written back into a TOML file). Repeat r of
+every point uses the same seed: the points differ only in what was swept
+(common random numbers), and adding points or repeats never changes the
+seeds of existing runs.
+
+Each concrete run is validated by the core and named by the sha256 of its
+normalized scenario, exactly as ``ccarena run`` names it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .scenario import Override, Scenario, ScenarioError, apply_override, parse_key
+
+__all__ = [
+    "Axis",
+    "Point",
+    "SweepSpec",
+    "column_name",
+    "derive_seed",
+    "expand",
+    "parse_sweep",
+]
+
+RESERVED = ("zip", "repeats")
+
+
+def derive_seed(base: int, repeat: int) -> int:
+    """The seed of repeat ``repeat`` of a point whose base seed is ``base``
+    (see the module docstring)."""
+    if repeat == 0:
+        return int(base)
+    digest = hashlib.sha256(f"ccarena-repeat:{int(base)}:{int(repeat)}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def column_name(key: str) -> str:
+    """The canonical dotted form of a key, which names its column:
+    ``flows[0].cc`` -> ``flows.0.cc``."""
+    return ".".join(str(s) for s in parse_key(key))
+
+
+@dataclass(frozen=True)
+class Axis:
+    """Keys that advance together and their values: ``values[i]`` holds one
+    value per key. A plain grid axis has one key."""
+
+    keys: tuple[str, ...]
+    values: tuple[tuple[Any, ...], ...]
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    axes: tuple[Axis, ...] = ()
+    repeats: int = 1
+
+    @property
+    def keys(self) -> list[str]:
+        return [k for a in self.axes for k in a.keys]
+
+    @property
+    def size(self) -> int:
+        n = self.repeats
+        for a in self.axes:
+            n *= len(a.values)
+        return n
+
+
+@dataclass(frozen=True)
+class Point:
+    """One concrete run of a sweep."""
+
+    index: int
+    values: dict[str, Any]  # column name -> value as written
+    repeat: int
+    seed: int
+    scenario: Scenario = field(repr=False)
+
+    @property
+    def hash(self) -> str:
+        return self.scenario.hash
+
+    def label(self) -> str:
+        parts = [f"{k}={_short(v)}" for k, v in self.values.items()]
+        parts.append(f"repeat={self.repeat}")
+        return " ".join(parts)
+
+
+def _short(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+
+def _flatten(table: Mapping[str, Any], prefix: str, out: dict[str, Any], source: str) -> None:
+    """Nested tables (TOML's unquoted dotted keys) -> dotted keys; a list ends a key."""
+    for k, v in table.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, Mapping):
+            _flatten(v, key, out, source)
+        else:
+            try:
+                name = column_name(key)
+            except ValueError as e:
+                raise ScenarioError(source, f"sweep.{key}", str(e)) from None
+            out.pop(name, None)  # a later spelling of the same key wins
+            out[name] = v
+
+
+def _values(source: str, key: str, v: Any) -> list[Any]:
+    if not isinstance(v, list):
+        raise ScenarioError(source, f"sweep.{key}", f"must be a list of values, not {json.dumps(v)}")
+    if not v:
+        raise ScenarioError(source, f"sweep.{key}", "has no values")
+    return v
+
+
+def parse_sweep(sweep: Mapping[str, Any] | None, source: str = "<dict>") -> SweepSpec:
+    """Check a ``[sweep]`` table and return its axes; raises ``ScenarioError``
+    naming ``sweep.<key>``."""
+    if not sweep:
+        return SweepSpec()
+    repeats = sweep.get("repeats", 1)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ScenarioError(source, "sweep.repeats", f"must be a positive integer, not {repeats!r}")
+    grid: dict[str, Any] = {}
+    _flatten({k: v for k, v in sweep.items() if k not in RESERVED}, "", grid, source)
+    groups: list[list[str]] = []
+    zspec = sweep.get("zip")
+    if zspec is not None:
+        tables: list[Mapping[str, Any]] = []
+        if isinstance(zspec, Mapping):
+            tables = [zspec]
+        elif isinstance(zspec, list) and all(isinstance(z, Mapping) for z in zspec):
+            tables = list(zspec)
+        elif isinstance(zspec, list) and all(
+            isinstance(z, list) and all(isinstance(k, str) for k in z) for z in zspec
+        ):
+            for z in zspec:
+                names = []
+                for k in z:
+                    try:
+                        name = column_name(k)
+                    except ValueError as e:
+                        raise ScenarioError(source, "sweep.zip", str(e)) from None
+                    if name not in grid:
+                        raise ScenarioError(
+                            source, "sweep.zip", f"{k!r} is zipped but has no values in [sweep]"
+                        )
+                    names.append(name)
+                groups.append(names)
+        else:
+            raise ScenarioError(
+                source,
+                "sweep.zip",
+                'must be a list of key lists (zip = [["a.b", "c.d"]]), a table of keys and values '
+                "([sweep.zip]) or an array of such tables ([[sweep.zip]])",
+            )
+        for t in tables:
+            flat: dict[str, Any] = {}
+            _flatten(t, "", flat, source)
+            for name in flat:
+                if name in grid:
+                    raise ScenarioError(source, f"sweep.{name}", "is given both in [sweep] and in its zip")
+            grid.update(flat)
+            groups.append(list(flat))
+    seen: set[str] = set()
+    for g in groups:
+        for name in g:
+            if name in seen:
+                raise ScenarioError(source, f"sweep.{name}", "is in more than one zip group")
+            seen.add(name)
+    for name in grid:
+        if name.split(".")[0] in ("sweep", "expect", "name"):
+            raise ScenarioError(source, f"sweep.{name}", "cannot be swept")
+    values = {name: _values(source, name, v) for name, v in grid.items()}
+    group_of = {name: i for i, g in enumerate(groups) for name in g}
+    axes: list[Axis] = []
+    placed: set[int] = set()
+    for name in grid:  # in the order written; a group sits where its first key is
+        gi = group_of.get(name)
+        if gi is None:
+            axes.append(Axis((name,), tuple((v,) for v in values[name])))
+            continue
+        if gi in placed:
+            continue
+        placed.add(gi)
+        keys = tuple(groups[gi])
+        lengths = {len(values[k]) for k in keys}
+        if len(lengths) != 1:
+            detail = ", ".join(f"{k} has {len(values[k])}" for k in keys)
+            raise ScenarioError(source, "sweep.zip", f"zipped keys need equally many values: {detail}")
+        axes.append(Axis(keys, tuple(zip(*(values[k] for k in keys), strict=True))))
+    return SweepSpec(tuple(axes), repeats)
+
+
+def _base_seed(doc: Mapping[str, Any]) -> int:
+    seed = doc.get("seed", 1)
+    return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else 1
+
+
+def expand(scn: Scenario, spec: SweepSpec | None = None) -> list[Point]:
+    """Every concrete run of ``scn``'s sweep (one point for a scenario
+    without one), each validated and hashed. Raises ``ScenarioError`` for a
+    point the core rejects, naming the swept values."""
+    if spec is None:
+        spec = parse_sweep(scn.sweep, scn.source)
+    points: list[Point] = []
+    combos: Sequence[tuple[tuple[Any, ...], ...]] = list(itertools.product(*(a.values for a in spec.axes)))
+    for combo in combos:
+        values: dict[str, Any] = {}
+        ovs: list[Override] = []
+        for axis, vals in zip(spec.axes, combo, strict=True):
+            for key, v in zip(axis.keys, vals, strict=True):
+                values[key] = v
+                ovs.append(Override(parse_key(key), v, f"sweep {key}={_short(v)}"))
+        doc = json.loads(json.dumps(scn.raw))
+        for ov in ovs:
+            try:
+                apply_override(doc, ov)
+            except ValueError as e:
+                raise ScenarioError(scn.source, f"sweep.{ov.field}", str(e)) from None
+        base = _base_seed(doc)
+        for r in range(spec.repeats):
+            seed = derive_seed(base, r)
+            concrete = Scenario.from_dict(
+                scn.raw, source=scn.source, overrides=[*ovs, Override(("seed",), seed, f"repeat {r}")]
+            )
+            points.append(Point(len(points), dict(values), r, seed, concrete))
+    return points

@@ -1,0 +1,180 @@
+"""Sweep expansion (grid, zip, repeats), seed derivation, hashes, the
+experiment directory and its index, caching."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import ccarena
+from ccarena.experiment import EXPERIMENT_FILE, INDEX_FILE, Experiment
+from ccarena.scenario import ScenarioError
+from ccarena.sweep import column_name, derive_seed, expand, parse_sweep
+
+BASE = {
+    "name": "sw",
+    "duration": "1s",
+    "seed": 7,
+    "bottleneck": {"rate": "10Mbps", "buffer": "1BDP"},
+    "flows": [{"cc": "reno", "rtt": "20ms"}, {"cc": "cubic", "rtt": "40ms"}],
+}
+
+
+def _doc(sweep):
+    d = copy.deepcopy(BASE)
+    d["sweep"] = sweep
+    return d
+
+
+def test_grid_order_first_key_slowest_repeats_innermost():
+    scn = ccarena.load(_doc({"bottleneck.buffer": ["0.5BDP", "2BDP"], "flows.0.cc": ["reno", "cubic"]}))
+    pts = expand(scn)
+    assert [(p.values["bottleneck.buffer"], p.values["flows.0.cc"]) for p in pts] == [
+        ("0.5BDP", "reno"),
+        ("0.5BDP", "cubic"),
+        ("2BDP", "reno"),
+        ("2BDP", "cubic"),
+    ]
+    assert [p.index for p in pts] == [0, 1, 2, 3]
+    assert pts[1].scenario.normalized["flows"][0]["cc"] == "cubic"
+    assert pts[2].scenario.normalized["bottleneck"]["buffer"] == "2BDP"
+    assert all(p.repeat == 0 and p.seed == 7 for p in pts)
+    assert len({p.hash for p in pts}) == 4
+
+
+def test_zip_forms_are_equivalent():
+    listed = parse_sweep(
+        {
+            "flows.0.rtt": ["10ms", "30ms"],
+            "flows.1.rtt": ["40ms", "60ms"],
+            "zip": [["flows.0.rtt", "flows.1.rtt"]],
+        }
+    )
+    table = parse_sweep({"zip": {"flows.0.rtt": ["10ms", "30ms"], "flows.1.rtt": ["40ms", "60ms"]}})
+    tables = parse_sweep({"zip": [{"flows.0.rtt": ["10ms", "30ms"], "flows.1.rtt": ["40ms", "60ms"]}]})
+    assert listed == table == tables
+    assert listed.size == 2
+    (axis,) = listed.axes
+    assert axis.keys == ("flows.0.rtt", "flows.1.rtt")
+    assert axis.values == (("10ms", "40ms"), ("30ms", "60ms"))
+
+
+def test_zip_crossed_with_grid_and_repeats():
+    scn = ccarena.load(
+        _doc(
+            {
+                "flows.0.cc": ["reno", "cubic"],
+                "zip": {"flows.0.rtt": ["10ms", "30ms"], "flows.1.rtt": ["40ms", "60ms"]},
+                "repeats": 3,
+            }
+        )
+    )
+    pts = expand(scn)
+    assert len(pts) == 2 * 2 * 3
+    assert [p.repeat for p in pts[:3]] == [0, 1, 2]
+    pairs = {(p.values["flows.0.rtt"], p.values["flows.1.rtt"]) for p in pts}
+    assert pairs == {("10ms", "40ms"), ("30ms", "60ms")}
+    for p in pts:
+        f = p.scenario.normalized["flows"]
+        assert (f[0]["rtt_ns"], f[1]["rtt_ns"]) in {(10_000_000, 40_000_000), (30_000_000, 60_000_000)}
+    # repeat r of every point has the same seed (common random numbers)
+    seeds = {(p.repeat, p.seed) for p in pts}
+    assert len(seeds) == 3
+    assert len({p.hash for p in pts}) == len(pts)
+
+
+def test_nested_keys_and_brackets_mean_the_same():
+    a = parse_sweep({"bottleneck": {"buffer": ["1BDP", "2BDP"]}})
+    b = parse_sweep({"bottleneck.buffer": ["1BDP", "2BDP"]})
+    assert a == b
+    assert parse_sweep({"flows[1].cc": ["reno"]}).keys == ["flows.1.cc"]
+    assert column_name("flows[0].rtt") == "flows.0.rtt"
+
+
+def test_seed_derivation_is_documented_formula():
+    import hashlib
+
+    assert derive_seed(7, 0) == 7
+    want = int.from_bytes(hashlib.sha256(b"ccarena-repeat:7:1").digest()[:8], "big") >> 1
+    assert derive_seed(7, 1) == want
+    assert derive_seed(7, 2) != derive_seed(7, 1) != derive_seed(8, 1)
+    assert all(0 <= derive_seed(s, r) < 2**63 for s in (0, 1, 2**62) for r in range(5))
+
+
+def test_one_point_sweep_is_the_plain_run():
+    scn = ccarena.load(BASE)
+    (p,) = expand(scn)
+    assert p.hash == scn.hash and p.seed == 7
+
+
+def test_sweep_and_expect_do_not_change_the_hash():
+    plain = ccarena.load(BASE)
+    d = _doc({"flows.0.cc": ["reno"]})
+    d["expect"] = [{"metric": "jain", "op": ">=", "value": 0.5}]
+    assert ccarena.load(d).hash == plain.hash
+
+
+@pytest.mark.parametrize(
+    ("sweep", "field"),
+    [
+        ({"bottleneck.buffer": "1BDP"}, "sweep.bottleneck.buffer"),
+        ({"bottleneck.buffer": []}, "sweep.bottleneck.buffer"),
+        ({"repeats": 0}, "sweep.repeats"),
+        ({"a.b": [1], "c.d": [1, 2], "zip": [["a.b", "c.d"]]}, "sweep.zip"),
+        ({"zip": [["x.y"]]}, "sweep.zip"),
+        ({"zip": "nope"}, "sweep.zip"),
+    ],
+)
+def test_bad_sweeps_name_the_field(sweep, field):
+    with pytest.raises(ScenarioError) as ei:
+        parse_sweep(sweep, "s.toml")
+    assert ei.value.path == field
+
+
+def test_bad_point_names_the_sweep_value():
+    scn = ccarena.load(_doc({"flows.0.cc": ["reno", "warp-drive"]}))
+    with pytest.raises(ScenarioError) as ei:
+        expand(scn)
+    assert ei.value.path == "flows[0].cc"
+    assert "sweep flows.0.cc=warp-drive" in str(ei.value)
+
+
+def test_sweep_writes_index_and_caches(tmp_path: Path):
+    doc = _doc({"bottleneck.buffer": ["0.5BDP", "2BDP"], "repeats": 2})
+    e = ccarena.sweep(doc, out=tmp_path / "e", jobs=1)
+    assert (tmp_path / "e" / EXPERIMENT_FILE).is_file()
+    runs = pq.read_table(tmp_path / "e" / INDEX_FILE).to_pandas()
+    assert list(runs.columns[:5]) == ["bottleneck.buffer", "repeat", "seed", "hash", "run"]
+    assert {"utilization", "jain", "retrans_rate"} <= set(runs.columns)
+    assert list(runs["bottleneck.buffer"]) == ["0.5BDP", "0.5BDP", "2BDP", "2BDP"]
+    assert list(runs["repeat"]) == [0, 1, 0, 1]
+    assert runs["hash"].is_unique
+    assert e.ran == 4 and e.cached == 0
+    # the stacked frames carry the swept columns
+    assert set(e.flows["bottleneck.buffer"]) == {"0.5BDP", "2BDP"}
+    assert len(e.flows) == 4 * 2
+    assert {"bottleneck.buffer", "repeat", "time_s", "goodput_mbps"} <= set(e.samples.columns)
+    assert len(e.queue) > 0
+    # again: everything cached, same index
+    again = ccarena.sweep(doc, out=tmp_path / "e", jobs=1)
+    assert again.ran == 0 and again.cached == 4
+    pd.testing.assert_frame_equal(again.runs, runs)
+    loaded = Experiment.load(tmp_path / "e")
+    pd.testing.assert_frame_equal(loaded.runs, runs)
+    # a run directory is what `ccarena run` writes for that point
+    r = loaded.results(2)
+    assert r.scenario["bottleneck"]["buffer"] == "2BDP"
+
+
+def test_pool_gives_the_same_bits(tmp_path: Path):
+    doc = _doc({"flows.0.cc": ["reno", "cubic"], "repeats": 2})
+    a = ccarena.sweep(doc, out=tmp_path / "a", jobs=1)
+    b = ccarena.sweep(doc, out=tmp_path / "b", jobs=2)
+    pd.testing.assert_frame_equal(a.runs, b.runs)
+    for run in a.runs["run"]:
+        for f in sorted((tmp_path / "a" / run).iterdir()):
+            assert f.read_bytes() == (tmp_path / "b" / run / f.name).read_bytes(), f

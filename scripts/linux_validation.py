@@ -40,8 +40,8 @@ def main(argv: list[str]) -> int:
             done = {(r["cc"], r["flows"], r["rtt"], r["buffer"], r["rate"]) for r in csv.DictReader(f)}
     cols = ["cc", "flows", "rtt", "buffer", "rate"]
     cols += [f"{b}_{k}" for k in FIELDS for b in ("sim", "linux")]
-    cols += ["linux_trustworthy", "lateness_p99_us", "lateness_max_us", "bottleneck_cpu_load", "host_cpu_busy",
-             "warnings"]  # fmt: skip
+    cols += ["linux_trustworthy", "lateness_p99_us", "lateness_max_us", "bottleneck_cpu_load"]
+    cols += ["host_cpu_busy", "warnings"]
     new = not out.exists()
     grid = itertools.product(
         a.cc.split(","), a.flows.split(","), a.rtt.split(","), a.buffer.split(","), a.rate.split(",")
@@ -59,7 +59,8 @@ def main(argv: list[str]) -> int:
                 "bottleneck": {"rate": rate, "buffer": buf},
                 "flows": [{"cc": cc, "rtt": rtt, "count": int(n)}],
             }
-            comp = compare(Scenario.from_dict(doc), ["sim", "linux"], root=out.parent / "runs", figure=False)
+            scn = Scenario.from_dict(doc)
+            comp = compare(scn, ["sim", "linux"], root=out.parent / "runs", figure=False)
             row = {"cc": cc, "flows": n, "rtt": rtt, "buffer": buf, "rate": rate}
             for b in ("sim", "linux"):
                 s = comp.results[b].summary.iloc[0]

@@ -28,6 +28,7 @@ zero (``t0_ns``, CLOCK_MONOTONIC).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -328,10 +329,8 @@ def main(argv: list[str]) -> int:
     out = Path(argv[2])
     if cfg.get("cpus"):
         # Off the bottleneck's CPU.
-        try:
+        with contextlib.suppress(OSError):
             os.sched_setaffinity(0, cfg["cpus"])
-        except OSError:
-            pass
     if argv[0] == "sender":
         run_sender(cfg, out)
     else:

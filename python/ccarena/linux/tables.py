@@ -7,8 +7,10 @@ Where a quantity is measured differently from the simulator:
 - goodput: bytes the receiving application read, per interval and over the
   flow's active time (the simulator counts in-order payload at the
   receiver; the same thing).
-- ``srtt_mean_ms``: the mean of the sampled ``tcpi_rtt`` (the simulator
-  averages srtt over every ACK); ``mean_rtt_ms`` in the summary likewise.
+- ``srtt_mean_ms``: the mean of the sampled ``tcpi_rtt``, each sample
+  weighted by the bytes delivered in its interval (the simulator averages
+  srtt over every ACK); ``mean_rtt_ms`` in the summary likewise, over all
+  flows.
 - ``segs_sent``/``segs_retrans``: ``tcpi_data_segs_out`` and
   ``tcpi_total_retrans`` at the end of the flow.
 - ``fct_s``: from the SYN to the receiver's close (which follows the ACK of
@@ -98,6 +100,16 @@ def _wire_utilization(queue: pd.DataFrame, interval: float, duration: float) -> 
     return float(sum(u * w for u, w in zip(queue["wire_utilization"], widths, strict=True)) / duration)
 
 
+def _weighted_mean(pairs: list[tuple[float, float]]) -> float:
+    """Mean of (value, weight) pairs; unweighted when no weight is positive."""
+    if not pairs:
+        return NAN
+    w = sum(max(x[1], 0.0) for x in pairs)
+    if w <= 0:
+        return sum(x[0] for x in pairs) / len(pairs)
+    return sum(v * max(k, 0.0) for v, k in pairs) / w
+
+
 def _actual_start(spec: dict[str, Any], sent: dict[str, Any]) -> float | None:
     """When the flow started (s): its scheduled start, or for a successive
     flow the moment it sent its SYN (None if it never started)."""
@@ -127,7 +139,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
     )
     by_time_flow_q = {(round(r["time_s"], 9), int(r["flow"])): r for r in fq.to_dict("records")}
     last_bytes = [0] * nflows
-    srtts: list[list[float]] = [[] for _ in range(nflows)]
+    srtts: list[list[tuple[float, float]]] = [[] for _ in range(nflows)]
     transitions = []
     last_phase = [""] * nflows
     starts = [_actual_start(spec, snd.get(i, {})) for i, spec in enumerate(flows_spec)]
@@ -144,11 +156,14 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
             continue
         ti = by_time_flow_info.get((round(t, 9), i), {})
         q = by_time_flow_q.get((round(t, 9), i), {})
-        goodput = (b - last_bytes[i]) * 8 / dt / 1e6 if dt > 0 else NAN
+        delta = b - last_bytes[i]
+        goodput = delta * 8 / dt / 1e6 if dt > 0 else NAN
         last_bytes[i] = b
         rtt = _ms_from_us(ti.get("rtt_us"))
         if ti and not math.isnan(rtt) and rtt > 0:
-            srtts[i].append(rtt)
+            # Weighted by the bytes delivered in the interval: the simulator
+            # averages srtt over ACKs, which come with the data.
+            srtts[i].append((rtt, float(delta)))
         unacked = ti.get("unacked")
         inflight = (
             unacked - ti.get("sacked", 0) - ti.get("lost", 0) + ti.get("retrans", 0)
@@ -205,7 +220,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
     frows = []
     total_bytes = total_sent = total_retx = 0
     goodputs = []
-    all_srtt: list[float] = []
+    all_srtt: list[tuple[float, float]] = []
     for i, spec in enumerate(flows_spec):
         s, r, b = snd.get(i, {}), rcv.get(i, {}), bn_flows.get(i, {})
         fin = s.get("final") or {}
@@ -237,7 +252,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "segs_sent": sent,
                 "segs_retrans": retx,
                 "retrans_rate": retx / sent if sent else (0.0 if sent == 0 else NAN),
-                "srtt_mean_ms": sum(srtts[i]) / len(srtts[i]) if srtts[i] else NAN,
+                "srtt_mean_ms": _weighted_mean(srtts[i]),
                 "min_rtt_ms": _ms_from_us(fin.get("min_rtt_us")),
                 "fct_s": fct,
                 "drops": b.get("drops"),
@@ -283,7 +298,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "wire_utilization": _wire_utilization(queue, interval, duration),
                 "jain": jain,
                 "retrans_rate": total_retx / total_sent if total_sent else 0.0,
-                "mean_rtt_ms": sum(all_srtt) / len(all_srtt) if all_srtt else NAN,
+                "mean_rtt_ms": _weighted_mean(all_srtt),
                 "qdelay_mean_ms": _f(bb["qdelay_mean_ms"]),
                 "qdelay_p50_ms": _f(bb["qdelay_p50_ms"]),
                 "qdelay_p95_ms": _f(bb["qdelay_p95_ms"]),

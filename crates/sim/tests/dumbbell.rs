@@ -256,5 +256,9 @@ fn stopped_flow_leaves_the_link_to_the_other() {
         .collect();
     let mean = late.iter().sum::<f64>() / late.len() as f64;
     assert!(mean > 40.0, "flow 1 alone gets {mean}");
-    assert!(s.i64s("flow").iter().zip(s.f64s("time_s")).all(|(f, t)| *f != 0 || *t < 4.6));
+    assert!(s
+        .i64s("flow")
+        .iter()
+        .zip(s.f64s("time_s"))
+        .all(|(f, t)| *f != 0 || *t < 4.6));
 }

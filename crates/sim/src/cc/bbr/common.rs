@@ -13,7 +13,7 @@
 //! microsecond stamps (`tcp_stamp_us_delta`).
 
 use crate::cc::RateSample;
-use crate::units::{Dur, Rate, Time, NS_PER_US};
+use crate::units::{format_duration, Dur, Rate, Time, NS_PER_US};
 
 /// Gains are Q8 fixed point: 256 = 1.0 (`BBR_SCALE`, `BBR_UNIT`).
 pub const BBR_SCALE: u32 = 8;
@@ -184,6 +184,36 @@ pub fn packets_in_net_at_edt(
     let delivered = ((bw as u128 * interval_us as u128) >> BW_SCALE) as u64;
     let at_edt = inflight_now as u64 + edt_burst_segs as u64;
     at_edt.saturating_sub(delivered) as u32
+}
+
+/// Check that `v` of parameter `name` lies in `lo..=hi` (a NaN is out of
+/// range). Not Linux: the module parameters of every BBR version are checked
+/// with it and [`check_dur`].
+pub(crate) fn check_range<T: PartialOrd + std::fmt::Display>(
+    name: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<(), String> {
+    if v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(format!("{name} must be in {lo}..={hi}, got {v}"))
+    }
+}
+
+/// Check that duration `v` of parameter `name` lies in `lo..=hi`.
+pub(crate) fn check_dur(name: &str, v: Dur, lo: Dur, hi: Dur) -> Result<(), String> {
+    if v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} must be in {}..={}, got {}",
+            format_duration(lo),
+            format_duration(hi),
+            format_duration(v)
+        ))
+    }
 }
 
 /// Packet-timed round trips (`next_rtt_delivered`, `round_start`, `rtt_cnt`):

@@ -26,9 +26,10 @@
 //!   express or cwnds above 65535 packets.
 
 use super::common::{
-    bdp, bw_sample, bw_to_rate, gain_f64, gain_q8, min_tso_segs, packets_in_net_at_edt,
-    rate_bytes_per_sec, tso_segs_goal, us_delta, AckAggregation, FullBwDetector, PacingRate,
-    Quantization, RoundCounter, Rounding, BBR_UNIT, BW_UNIT, MIN_RTT_UNSET, PACING_SHIFT,
+    bdp, bw_sample, bw_to_rate, check_dur, check_range, gain_f64, gain_q8, min_tso_segs,
+    packets_in_net_at_edt, rate_bytes_per_sec, tso_segs_goal, us_delta, AckAggregation,
+    FullBwDetector, PacingRate, Quantization, RoundCounter, Rounding, BBR_UNIT, BW_UNIT,
+    MIN_RTT_UNSET, PACING_SHIFT,
 };
 use crate::cc::{
     AckOutcome, CaState, CcEvent, CcInit, CcParams, CcState, CongestionControl, Conn, RateSample,
@@ -36,7 +37,7 @@ use crate::cc::{
 };
 use crate::filter::MinMax;
 use crate::rng::Rng;
-use crate::units::{format_duration, Dur, Rate, Time};
+use crate::units::{Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 use super::bbq::ProbeLength;
@@ -129,34 +130,6 @@ impl Default for Bbr1Config {
             lt_bw: true,
             drain_to_target: false,
         }
-    }
-}
-
-/// Check that `v` of parameter `name` lies in `lo..=hi`.
-pub(crate) fn check_range<T: PartialOrd + std::fmt::Display>(
-    name: &str,
-    v: T,
-    lo: T,
-    hi: T,
-) -> Result<(), String> {
-    if v >= lo && v <= hi {
-        Ok(())
-    } else {
-        Err(format!("{name} must be in {lo}..={hi}, got {v}"))
-    }
-}
-
-/// Check that duration `v` of parameter `name` lies in `lo..=hi`.
-pub(crate) fn check_dur(name: &str, v: Dur, lo: Dur, hi: Dur) -> Result<(), String> {
-    if v >= lo && v <= hi {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name} must be in {}..={}, got {}",
-            format_duration(lo),
-            format_duration(hi),
-            format_duration(v)
-        ))
     }
 }
 

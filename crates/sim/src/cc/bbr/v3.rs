@@ -46,11 +46,11 @@
 //!   pipe is full); the shared [`PacingRate`] does not apply it.
 
 use super::common::{
-    bdp, bw_sample, bw_to_rate, gain_f64, gain_q8, min_tso_segs, packets_in_net_at_edt,
-    tso_segs_goal, AckAggregation, FullBwDetector, PacingRate, Quantization, RoundCounter,
-    Rounding, BBR_SCALE, BBR_UNIT, GSO_LEGACY_MAX_SIZE, MIN_RTT_UNSET, PACING_SHIFT,
+    bdp, bw_sample, bw_to_rate, check_dur, check_range, gain_f64, gain_q8, min_tso_segs,
+    packets_in_net_at_edt, tso_segs_goal, AckAggregation, FullBwDetector, PacingRate, Quantization,
+    RoundCounter, Rounding, BBR_SCALE, BBR_UNIT, GSO_LEGACY_MAX_SIZE, MIN_RTT_UNSET, PACING_SHIFT,
 };
-use super::v1::{check_dur, check_range, Mode};
+use super::v1::Mode;
 use crate::cc::{
     AckOutcome, CaState, CcEvent, CcInit, CcParams, CcState, CongestionControl, Conn, LostPacket,
     RateSample, TsoPolicy,

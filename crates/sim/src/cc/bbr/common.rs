@@ -368,7 +368,7 @@ impl ProbeRttHold {
     /// `bbr_check_probe_rtt_done`'s condition: the hold has a stamp and it
     /// has passed.
     pub fn done(&self, now: Time) -> bool {
-        !self.done_stamp.is_none_or(|done| now <= done)
+        self.done_stamp.is_some_and(|done| now > done)
     }
 }
 
@@ -489,6 +489,23 @@ pub struct FullBwDetector {
 }
 
 impl FullBwDetector {
+    /// v1 and v2alpha `bbr_check_full_bw_reached` in full: only on a round
+    /// start with a non-app-limited sample, and not once `reached`, run
+    /// [`Self::on_round`] with `max_bw`.
+    pub fn check(
+        &mut self,
+        round_start: bool,
+        is_app_limited: bool,
+        max_bw: u64,
+        thresh: u32,
+        rounds_needed: u32,
+    ) {
+        if self.reached || !round_start || is_app_limited {
+            return;
+        }
+        self.on_round(max_bw, thresh, rounds_needed);
+    }
+
     /// One round's check with the current `max_bw`; `thresh` is Q8.
     /// The caller skips app-limited rounds and rounds after `reached`.
     pub fn on_round(&mut self, max_bw: u64, thresh: u32, rounds_needed: u32) {

@@ -731,12 +731,13 @@ impl Bbr1 {
 
     /// `bbr_check_full_bw_reached`.
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
-        if self.full_bw.reached || !self.rounds.round_start || rs.is_app_limited {
-            return;
-        }
-        let max_bw = self.max_bw();
-        self.full_bw
-            .on_round(max_bw, self.p.full_bw_thresh, self.p.full_bw_cnt);
+        self.full_bw.check(
+            self.rounds.round_start,
+            rs.is_app_limited,
+            self.max_bw(),
+            self.p.full_bw_thresh,
+            self.p.full_bw_cnt,
+        );
     }
 
     /// `bbr_check_drain`.
@@ -946,13 +947,8 @@ impl CongestionControl for Bbr1 {
 mod tests {
     use super::*;
     use crate::cc::bbr::common::BW_UNIT;
-    use crate::cc::bbr::testpipe::{Pipe, PipeConfig, Policer};
+    use crate::cc::bbr::testpipe::{secs, Pipe, PipeConfig, Policer};
     use crate::cc::parse_params;
-    use crate::units::NS_PER_S;
-
-    fn secs(s: f64) -> Time {
-        Time((s * NS_PER_S as f64) as u64)
-    }
 
     fn mbps(c: &Bbr1, bw: u64) -> f64 {
         bw_to_rate(bw, c.mss).mbps_f64()

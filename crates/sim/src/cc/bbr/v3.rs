@@ -1125,14 +1125,13 @@ impl Bbr3 {
                 self.full_bw_now = self.full_bw.cnt >= self.p.full_bw_cnt;
                 self.full_bw.reached |= self.full_bw_now;
             }
-            Version::V2Alpha => {
-                if self.full_bw.reached || !self.rounds.round_start || rs.is_app_limited {
-                    return;
-                }
-                let max_bw = self.max_bw();
-                self.full_bw
-                    .on_round(max_bw, self.p.full_bw_thresh, self.p.full_bw_cnt);
-            }
+            Version::V2Alpha => self.full_bw.check(
+                self.rounds.round_start,
+                rs.is_app_limited,
+                self.max_bw(),
+                self.p.full_bw_thresh,
+                self.p.full_bw_cnt,
+            ),
         }
     }
 
@@ -1835,14 +1834,9 @@ impl CongestionControl for Bbr3 {
 mod tests {
     use super::*;
     use crate::cc::bbr::common::BW_UNIT;
-    use crate::cc::bbr::testpipe::{Pipe, PipeConfig};
+    use crate::cc::bbr::testpipe::{secs, Pipe, PipeConfig};
     use crate::cc::parse_params;
-    use crate::units::NS_PER_S;
     use serde_json::json;
-
-    fn secs(s: f64) -> Time {
-        Time((s * NS_PER_S as f64) as u64)
-    }
 
     fn v3(pipe: &Pipe, seed: u64) -> Bbr3 {
         Bbr3::new(&Bbr3Config::default(), &pipe.init(seed))

@@ -13,7 +13,17 @@ from typing import Any
 import pandas as pd
 
 from ..plots import plot_box, plot_cdf, plot_heatmap, plot_mean, plot_panels, runs_with_shares
-from ..plots.common import axis_label, metric_label, new_figure, save, sort_values
+from ..plots.common import (
+    axis_label,
+    cc_color,
+    metric_label,
+    metric_scale,
+    new_figure,
+    numeric,
+    save,
+    sort_values,
+    wants_log,
+)
 from ..plots.drawn import Drawn
 from ..stats import jain
 
@@ -305,14 +315,29 @@ def lines(
     """A plain line plot of precomputed values (``ideal``: a dashed reference column)."""
     fig, ax = new_figure(7.5, 4.8)
     groups = sort_values(data[hue]) if hue else [None]
-    for g in groups:
-        sub = data if g is None else data[data[hue] == g]
-        ax.plot(sub[x], sub[y], marker="o", label=None if g is None else str(g))
+    scale = metric_scale(y)
+    num = numeric(data[x])
+    categorical = num is None
+    unit = "" if num is None else num[1]
+    if categorical and hue is None:
+        # categories, one value each (e.g. one bar per flow class): bars, not a line
+        ax.bar([str(v) for v in data[x]], data[y] * scale, color="tab:blue", alpha=0.8)
         if ideal:
-            ax.plot(sub[x], sub[ideal], linestyle="--", color="gray", alpha=0.7)
-    if logx:
+            ax.scatter([str(v) for v in data[x]], data[ideal] * scale, marker="_", s=400, color="gray")
+        groups = []
+    for i, g in enumerate(groups):
+        sub = data if g is None else data[data[hue] == g]
+        xs = [str(v) for v in sub[x]] if categorical else numeric(sub[x])[0]
+        ax.plot(xs, sub[y] * scale, marker="o", color=cc_color(g, i), label=None if g is None else str(g))
+        if ideal:
+            ax.plot(xs, sub[ideal] * scale, linestyle="--", color=cc_color(g, i), alpha=0.5)
+    if logx or (num is not None and wants_log(num[0], unit)):
         ax.set_xscale("log")
-    ax.set_xlabel(xlabel or axis_label(x))
+        ticks = sorted(set(num[0])) if num is not None else []
+        if 0 < len(ticks) <= 12:
+            ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+            ax.minorticks_off()
+    ax.set_xlabel(xlabel or axis_label(x, unit))
     ax.set_ylabel(ylabel or metric_label(y))
     ax.grid(True, alpha=0.3)
     if hue:

@@ -189,16 +189,25 @@ def build_fig4(quick: bool) -> dict[str, Any]:
     return with_sweep(doc, 1 if quick else 5, axes={"bottleneck.red": RED})
 
 
+def _red_label(v: Any) -> str:
+    """A RED setting (a dict, or its JSON as swept) as "max / min / p"."""
+    import json
+
+    d = json.loads(v) if isinstance(v, str) else dict(v)
+    return f"{d['max']} / {d['min']} / {d['probability']:g}"
+
+
 def figure_fig4(exp: Any, out: Path, quick: bool) -> list:
     per = steady_shares(exp, quick)
     f = exp.flows[["run", "repeat", "flow", "segs_retrans"]]
     per = per.merge(f, on=["run", "repeat", "flow"])
+    per["RED max / min / p"] = [_red_label(v) for v in per["bottleneck.red"]]
     drawn = box(
         exp,
         out,
         per,
         "share",
-        x="bottleneck.red",
+        x="RED max / min / p",
         hue="flow class",
         name="share",
         title="bbq/fig4: bandwidth share with RED (max, min, p)",
@@ -208,7 +217,7 @@ def figure_fig4(exp: Any, out: Path, quick: bool) -> list:
         out,
         per,
         "segs_retrans",
-        x="bottleneck.red",
+        x="RED max / min / p",
         hue="flow class",
         name="retransmissions",
         ylabel="retransmitted packets",

@@ -366,7 +366,7 @@ def figure_fig12(exp: Any, out: Path, quick: bool) -> list:
             hue="cc",
             ideal="ideal",
             xlabel="m BBRv2, n CUBIC flows",
-            ylabel="share of the bandwidth (dashed: ideal m/(m+n))",
+            ylabel="share of the bandwidth (%; dashed: ideal m/(m+n))",
             title="measured vs ideal share",
         )
     ]

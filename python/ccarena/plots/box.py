@@ -82,6 +82,9 @@ def plot_box(
             b.set_alpha(0.55)
         for m in bp["medians"]:
             m.set_color("black")
+        for p, v in zip(pos, data, strict=True):
+            # every run as a dot: with one or two repeats the box alone collapses to a line
+            ax.plot([p] * len(v), v, linestyle="none", marker="o", markersize=4, color=color, zorder=3)
         if hue:
             ax.plot([], [], color=color, linewidth=8, alpha=0.55, label=str(h))
     if not rows:

@@ -307,6 +307,7 @@ def figure_fig11(exp: Any, out: Path, quick: bool) -> list:
                 hue="flow class",
                 name=f"throughput-{i}-{bbr}",
                 title=f"({case}) {bbr} vs cubic",
+                ylabel="goodput of all flows of the CCA (Mbit/s)",
             )
     runs = exp.runs.copy()
     runs["case"] = [
@@ -407,7 +408,7 @@ def build_fig13(quick: bool) -> dict[str, Any]:
 def figure_fig13(exp: Any, out: Path, quick: bool) -> list:
     runs = per_cc_runs(exp)
     runs["buffer, loss"] = [
-        f"{b}, loss {loss}" for b, loss in zip(runs["bottleneck.buffer"], runs["path.loss"], strict=True)
+        f"{b}, {loss}" for b, loss in zip(runs["bottleneck.buffer"], runs["path.loss"], strict=True)
     ]
     annotate = [c for c in ("utilization", "share_cubic", "share_bbr2") if c in runs]
     return heatmap(
@@ -621,17 +622,20 @@ def build_fig21(quick: bool) -> dict[str, Any]:
     )
 
 
-def figure_fig21(exp: Any, out: Path, quick: bool) -> list:
+def _aqm_name(table: Any) -> str:
+    """The AQMS name of a swept bottleneck table (a dict, or its JSON as recorded)."""
     import json
 
+    t = json.loads(table) if isinstance(table, str) else dict(table)
+    for name, spec in AQMS.items():
+        if all(t.get(k) == v for k, v in spec.items()) and bool(t.get("ecn")) == bool(spec.get("ecn")):
+            return name
+    return str(t.get("qdisc", table))
+
+
+def figure_fig21(exp: Any, out: Path, quick: bool) -> list:
     runs = exp.runs.copy()
-    names = {
-        json.dumps(
-            {"rate": "1Gbps", "bdp_rtt": "20ms", "burst": "500KB", **v}, sort_keys=True, separators=(",", ":")
-        ): k
-        for k, v in AQMS.items()
-    }
-    runs["AQM"] = [names.get(v, v) for v in runs["bottleneck"]]
+    runs["AQM"] = [_aqm_name(v) for v in runs["bottleneck"]]
     runs["m vs n"] = [
         f"{m} BBRv2 vs {n} CUBIC" for m, n in zip(runs["flows.0.count"], runs["flows.1.count"], strict=True)
     ]

@@ -311,8 +311,10 @@ def lines(
     xlabel: str | None = None,
     logx: bool = False,
     ideal: str | None = None,
+    band: tuple[str, str] | None = None,
 ) -> Drawn:
-    """A plain line plot of precomputed values (``ideal``: a dashed reference column)."""
+    """A plain line plot of precomputed values (``ideal``: a dashed reference
+    column; ``band``: two columns drawn as a shaded range, e.g. quartiles)."""
     fig, ax = new_figure(7.5, 4.8)
     groups = sort_values(data[hue]) if hue else [None]
     scale = metric_scale(y)
@@ -331,6 +333,9 @@ def lines(
         ax.plot(xs, sub[y] * scale, marker="o", color=cc_color(g, i), label=None if g is None else str(g))
         if ideal:
             ax.plot(xs, sub[ideal] * scale, linestyle="--", color=cc_color(g, i), alpha=0.5)
+        if band:
+            lo, hi = (sub[c].to_numpy(dtype=float) * scale for c in band)
+            ax.fill_between(xs, lo, hi, color=cc_color(g, i), alpha=0.15, linewidth=0)
     if logx or (num is not None and wants_log(num[0], unit)):
         ax.set_xscale("log")
         ticks = sorted(set(num[0])) if num is not None else []

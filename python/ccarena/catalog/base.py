@@ -277,7 +277,7 @@ def timeseries(
         rows = [i for i in range(len(exp.runs)) if int(exp.runs["repeat"].iloc[i]) == 0]
     for n, i in enumerate(rows):
         res = exp.results(i)
-        label = " ".join(f"{k}={exp.runs[k].iloc[i]}" for k in exp.keys)
+        label = ", ".join(f"{axis_label(k)} = {exp.runs[k].iloc[i]}" for k in exp.keys)
         queue = res.queue if extra_queue is None else extra_queue(res, res.queue)
         d = plot_panels(
             res.samples,
@@ -289,7 +289,7 @@ def timeseries(
             transitions=res.transitions,
             state_flow=state_flow,
             xlim=xlim,
-            title=f"{title} {label}".strip(),
+            title=f"{title}: {label}" if label else title,
         )
         if xlim and "time_s" in d.data:
             d.data = d.data[(d.data["time_s"].isna()) | d.data["time_s"].between(*xlim)]

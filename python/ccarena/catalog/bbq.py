@@ -305,8 +305,15 @@ def build_n(quick: bool, ccs: list[str]) -> dict[str, Any]:
     )
 
 
+def _per_run_mean(exp: Any, per: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The mean per-flow share of each ``by`` class in each run: the
+    confidence intervals are then across repeats, not across the flows of a run."""
+    keys = [*exp.keys, "repeat", "run", by]
+    return per.groupby(keys, sort=False, as_index=False, dropna=False)[["share", "goodput_mbps"]].mean()
+
+
 def figure_fig6(exp: Any, out: Path, quick: bool) -> list:
-    per = steady_shares(exp, quick)
+    per = _per_run_mean(exp, steady_shares(exp, quick), "flow class")
     return mean(
         exp,
         out,
@@ -320,7 +327,7 @@ def figure_fig6(exp: Any, out: Path, quick: bool) -> list:
 
 def figure_fig16(exp: Any, out: Path, quick: bool) -> list:
     per = steady_shares(exp, quick)
-    per = per[per["group"] == 0]
+    per = _per_run_mean(exp, per[per["group"] == 0], "cc")
     return mean(
         exp,
         out,

@@ -256,18 +256,23 @@ def plot_panels(
     groups = sorted(set(group_of.values())) if by_group else []
     palette = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink"]
     for ax, m in zip(axes, metrics, strict=False):
+        # byte counts in kB or MB: no "1e6" offset above the axis
+        div, unit = 1.0, ""
+        if m.endswith("_bytes") and len(samples):
+            top = float(samples[m].max())
+            div, unit = (1e6, "MB") if top >= 1e6 else (1e3, "kB") if top >= 1e3 else (1.0, "")
         for flow in ids:
             s = samples.loc[samples["flow"] == flow].sort_values("time_s")
             color = palette[groups.index(group_of[flow]) % len(palette)] if by_group else None
             ax.plot(
                 s["time_s"],
-                s[m],
+                s[m] / div,
                 linewidth=0.8 if many else 1.2,
                 alpha=0.6 if many else 1.0,
                 color=color,
                 label=None if many or by_group else flow_label(int(flow), flows),
             )
-        ax.set_ylabel(metric_label(m))
+        ax.set_ylabel(metric_label(m).replace("(bytes)", f"({unit})") if unit else metric_label(m))
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
     if metrics and by_group:

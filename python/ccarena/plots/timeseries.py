@@ -240,6 +240,11 @@ def plot_panels(
     metrics = tuple(m for m in metrics if m in samples.columns)
     if not metrics and queue_metric is None:
         raise PlotError("none of the metrics is a column of the samples")
+    if xlim:
+        # only what is shown, so that the y axes scale to the zoomed window
+        samples = samples[samples["time_s"].between(xlim[0], xlim[1])]
+        if queue is not None and len(queue):
+            queue = queue[queue["time_s"].between(xlim[0], xlim[1])]
     n = len(metrics) + (1 if queue_metric and queue is not None and queue_metric in queue else 0)
     fig = Figure(figsize=(10, 2.3 * n + 1.0), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)

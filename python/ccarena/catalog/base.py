@@ -5,6 +5,7 @@ numbers as CSV."""
 from __future__ import annotations
 
 import copy
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,6 +260,31 @@ def heatmap(
     return [d]
 
 
+def _key_value(key: str, value: Any) -> str:
+    """``RTT = 20ms`` for a title; a swept table (JSON) as its leaves,
+    ``jitter.model = per_packet, jitter.max = 1ms, rtt = 10ms``."""
+    import json
+
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            table = json.loads(value)
+        except ValueError:
+            table = None
+        if isinstance(table, dict):
+            leaves: list[str] = []
+
+            def walk(prefix: str, v: Any) -> None:
+                if isinstance(v, dict):
+                    for k2, v2 in v.items():
+                        walk(f"{prefix}.{k2}" if prefix else k2, v2)
+                else:
+                    leaves.append(f"{prefix} = {v}")
+
+            walk("", table)
+            return f"{axis_label(key)}: " + ", ".join(leaves)
+    return f"{axis_label(key)} = {value}"
+
+
 def timeseries(
     exp: Any,
     out: Path,
@@ -277,7 +303,7 @@ def timeseries(
         rows = [i for i in range(len(exp.runs)) if int(exp.runs["repeat"].iloc[i]) == 0]
     for n, i in enumerate(rows):
         res = exp.results(i)
-        label = ", ".join(f"{axis_label(k)} = {exp.runs[k].iloc[i]}" for k in exp.keys)
+        label = ", ".join(_key_value(k, exp.runs[k].iloc[i]) for k in exp.keys)
         queue = res.queue if extra_queue is None else extra_queue(res, res.queue)
         d = plot_panels(
             res.samples,
@@ -289,7 +315,7 @@ def timeseries(
             transitions=res.transitions,
             state_flow=state_flow,
             xlim=xlim,
-            title=f"{title}: {label}" if label else title,
+            title="\n".join([title, *textwrap.wrap(label, 110)]) if label else title,
         )
         if xlim and "time_s" in d.data:
             d.data = d.data[(d.data["time_s"].isna()) | d.data["time_s"].between(*xlim)]

@@ -279,6 +279,10 @@ def plot_panels(
             )
         ax.set_ylabel(metric_label(m).replace("(bytes)", f"({unit})") if unit else metric_label(m))
         ax.set_ylim(bottom=0)
+        top = float(samples[m].max()) / div if len(samples) else float("nan")
+        if math.isfinite(top) and top > 0:
+            # headroom: a constant series (a BBR bandwidth estimate) would sit on the frame
+            ax.set_ylim(top=max(ax.get_ylim()[1], 1.08 * top))
         ax.grid(True, alpha=0.3)
     if metrics and by_group:
         for i, g in enumerate(groups):

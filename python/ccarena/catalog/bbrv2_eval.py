@@ -670,10 +670,16 @@ def build_fig22(quick: bool) -> dict[str, Any]:
 
 def figure_fig22(exp: Any, out: Path, quick: bool) -> list:
     runs = exp.runs.copy()
-    runs["pacing"] = ["8.5 Mbit/s maxrate" if "max_rate" in str(p) else "off" for p in runs["flows.0.pacing"]]
+    runs["pacing"] = [
+        "fq, 8.5 Mbit/s maxrate" if "max_rate" in str(p) else "fq, no maxrate" for p in runs["flows.0.pacing"]
+    ]
     runs["aggregate_mbps"] = runs["utilization"] * runs["rate_mbps"]
     drawn = []
-    for metric, name in (("aggregate_mbps", "throughput"), ("jain", "jain"), ("mean_rtt_ms", "rtt")):
+    for metric, name, title in (
+        ("aggregate_mbps", "throughput", "aggregate throughput of 100 CUBIC flows"),
+        ("jain", "jain", "Jain's index of 100 CUBIC flows"),
+        ("mean_rtt_ms", "rtt", "mean RTT"),
+    ):
         drawn += mean(
             exp,
             out,
@@ -683,7 +689,7 @@ def figure_fig22(exp: Any, out: Path, quick: bool) -> list:
             hue="pacing",
             panel="path.loss",
             name=name,
-            title=name,
+            title=title,
             ylabel="aggregate goodput (Mbit/s)" if metric == "aggregate_mbps" else None,
         )
     return drawn

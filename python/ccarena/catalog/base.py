@@ -356,9 +356,23 @@ def lines(
     for i, g in enumerate(groups):
         sub = data if g is None else data[data[hue] == g]
         xs = [str(v) for v in sub[x]] if categorical else numeric(sub[x])[0]
-        ax.plot(xs, sub[y] * scale, marker="o", color=cc_color(g, i), label=None if g is None else str(g))
+        # categories (e.g. "m,n" pairs) are not a continuum: markers, no connecting lines
+        style = {"linestyle": "none"} if categorical else {}
+        ax.plot(
+            xs,
+            sub[y] * scale,
+            marker="o",
+            color=cc_color(g, i),
+            label=None if g is None else str(g),
+            **style,
+        )
         if ideal:
-            ax.plot(xs, sub[ideal] * scale, linestyle="--", color=cc_color(g, i), alpha=0.5)
+            if categorical:
+                ax.plot(
+                    xs, sub[ideal] * scale, linestyle="none", marker="_", markersize=18, color=cc_color(g, i)
+                )
+            else:
+                ax.plot(xs, sub[ideal] * scale, linestyle="--", color=cc_color(g, i), alpha=0.5)
         if band:
             lo, hi = (sub[c].to_numpy(dtype=float) * scale for c in band)
             ax.fill_between(xs, lo, hi, color=cc_color(g, i), alpha=0.15, linewidth=0)

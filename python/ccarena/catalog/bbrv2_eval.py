@@ -367,8 +367,8 @@ def figure_fig12(exp: Any, out: Path, quick: bool) -> list:
             hue="cc",
             ideal="ideal",
             xlabel="m BBRv2, n CUBIC flows",
-            ylabel="share of the bandwidth (%; dashed: ideal m/(m+n))",
-            title="measured vs ideal share",
+            ylabel="share of the bandwidth (%; bars: ideal m/(m+n))",
+            title="m BBRv2 vs n CUBIC, 1 BDP: measured vs ideal share",
         )
     ]
 

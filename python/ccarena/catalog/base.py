@@ -394,6 +394,15 @@ def lines(
     return d
 
 
+def run_means(exp: Any, frame: pd.DataFrame, metric: str, by: Sequence[str] = ()) -> pd.DataFrame:
+    """``metric`` of a per-flow frame averaged within each run (and ``by``
+    column), so that a mean figure's confidence interval and n are across
+    repeats, not across the (correlated) flows of one run. NaN (a flow that
+    did not complete) is left out of its run's mean."""
+    keys = [*exp.keys, "repeat", "run", *[b for b in by if b not in exp.keys]]
+    return frame.groupby(keys, sort=False, as_index=False, dropna=False)[metric].mean()
+
+
 def per_cc_runs(exp: Any) -> pd.DataFrame:
     """Runs with ``share_<cc>`` and ``goodput_<cc>_mbps`` columns."""
     return runs_with_shares(exp)

@@ -25,6 +25,7 @@ from .base import (
     per_cc_runs,
     per_group,
     register,
+    run_means,
     scenario,
     with_sweep,
 )
@@ -532,7 +533,7 @@ def figure_fig16(exp: Any, out: Path, quick: bool) -> list:
     return mean(
         exp,
         out,
-        exp.flows,
+        run_means(exp, exp.flows, "fct_s"),
         "fct_s",
         x="bottleneck.buffer",
         hue="flows.0.cc",

@@ -1044,6 +1044,11 @@ impl Sender {
             self.retrans_out += 1;
         }
         sg.flags |= seg::RETRANS | seg::EVER_RETRANS | seg::SNAPSHOT;
+        if q == self.snd_una {
+            // `tcp_xmit_retransmit_queue`: re-sending the head restarts the
+            // RTO from now (replacing a pending loss probe).
+            self.xmit_timer = Some((now + self.rtt.rto(), TimerKind::Rto));
+        }
         sg.tx_time = now;
         sg.tx = tx;
         self.rack.on_transmit(q, now);

@@ -240,3 +240,19 @@ fn stopped_flow_leaves_the_link_to_the_other() {
         .zip(s.f64s("time_s"))
         .all(|(f, t)| *f != 0 || *t < 4.6));
 }
+
+/// SACK-based fast recovery repairs tail-drop losses without a timeout:
+/// re-sending the head restarts the RTO (tcp_xmit_retransmit_queue), so a
+/// long recovery on a 100 ms path never expires a timer armed before it.
+#[test]
+fn fast_recovery_after_slow_start_overshoot_needs_no_timeout() {
+    let r = sim(json!({
+        "duration": "4s",
+        "bottleneck": {"rate": "1Gbps", "buffer": "1BDP"},
+        "path": {"rtt": "100ms"},
+        "flows": [{"cc": "cubic"}]
+    }));
+    let f = r.table("flows");
+    assert!(f.i64s("drops")[0] > 100, "the overshoot drops packets");
+    assert_eq!(f.i64s("rto_count")[0], 0);
+}

@@ -95,6 +95,18 @@ def test_nested_keys_and_brackets_mean_the_same():
     assert column_name("flows[0].rtt") == "flows.0.rtt"
 
 
+def test_a_swept_table_is_recorded_as_given_under_a_swept_field_inside_it():
+    """``bottleneck`` swept as whole tables and ``bottleneck.buffer`` crossed
+    with it: each point keeps its table as swept (no buffer from the last
+    point leaking into every recorded value) and runs its own buffer."""
+    tables = [{"rate": "10Mbps", "qdisc": "taildrop"}, {"rate": "10Mbps", "qdisc": "codel"}]
+    scn = ccarena.Scenario.from_dict(_doc({"bottleneck": tables, "bottleneck.buffer": ["1BDP", "4BDP"]}))
+    points = expand(scn)
+    assert [p.values["bottleneck"] for p in points] == [tables[0], tables[0], tables[1], tables[1]]
+    assert [p.values["bottleneck.buffer"] for p in points] == ["1BDP", "4BDP"] * 2
+    assert tables == [{"rate": "10Mbps", "qdisc": "taildrop"}, {"rate": "10Mbps", "qdisc": "codel"}]
+
+
 def test_seed_derivation_is_documented_formula():
     import hashlib
 

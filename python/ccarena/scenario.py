@@ -8,6 +8,7 @@ so a bad field gets the same message wherever it is used.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -167,7 +168,9 @@ def apply_override(doc: dict[str, Any], ov: Override) -> None:
                     )
                 node[seg] = {}
         if last:
-            node[seg] = ov.value
+            # a copy: a later override inside this value (``bottleneck`` then
+            # ``bottleneck.buffer``) must not change the value the sweep records
+            node[seg] = copy.deepcopy(ov.value)
         else:
             node = node[seg]
 

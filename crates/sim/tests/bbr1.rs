@@ -1,32 +1,11 @@
 //! End-to-end behaviour of BBRv1 and BBQ in the simulator. Each test says
 //! where its expectation comes from.
 
-use ccarena_sim::metrics::table::{ColumnData, Table};
-use ccarena_sim::scenario::normalize_json;
-use ccarena_sim::world::{run, Results};
+mod common;
+
+use ccarena_sim::world::Results;
+use common::{assert_identical, sim, strs, transitions};
 use serde_json::json;
-
-fn sim(j: serde_json::Value) -> Results {
-    let sc = normalize_json(&j.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    run(&sc)
-}
-
-fn strs<'a>(t: &'a Table, col: &str) -> &'a [String] {
-    match t.column(col) {
-        Some(ColumnData::Str(v)) => v,
-        other => panic!("no string column {col}: {other:?}"),
-    }
-}
-
-/// (time, to) of every transition of flow `flow`.
-fn transitions(r: &Results, flow: i64) -> Vec<(f64, String)> {
-    let t = r.table("transitions");
-    let (time, fl, to) = (t.f64s("time_s"), t.i64s("flow"), strs(t, "to"));
-    (0..t.rows())
-        .filter(|&i| fl[i] == flow)
-        .map(|i| (time[i], to[i].clone()))
-        .collect()
-}
 
 fn lone_bbr1() -> Results {
     sim(json!({
@@ -119,15 +98,15 @@ fn bbr1_probes_rtt_every_10s_with_cwnd_4_for_200ms() {
     let tr = transitions(&r, 0);
     let entries: Vec<f64> = tr
         .iter()
-        .filter(|(_, to)| to == "PROBE_RTT")
-        .map(|(t, _)| *t)
+        .filter(|(_, _, to)| to == "PROBE_RTT")
+        .map(|(t, _, _)| *t)
         .collect();
     assert!(entries.len() >= 3, "{tr:?}");
     for w in entries.windows(2) {
         let gap = w[1] - w[0];
         assert!((10.0..10.6).contains(&gap), "PROBE_RTT {gap} s apart");
     }
-    for (k, (t, to)) in tr.iter().enumerate() {
+    for (k, (t, _, to)) in tr.iter().enumerate() {
         if to == "PROBE_RTT" {
             let exit = tr[k + 1].0;
             assert!(
@@ -206,12 +185,5 @@ fn bbr_runs_are_deterministic() {
         "flows": [{"cc": "bbr1", "count": 2}, {"cc": "bbq", "rtt": "60ms"}]
     });
     let (a, b) = (sim(j.clone()), sim(j));
-    for (ta, tb) in a.tables.iter().zip(&b.tables) {
-        assert_eq!(
-            format!("{:?}", ta.columns),
-            format!("{:?}", tb.columns),
-            "table {}",
-            ta.name
-        );
-    }
+    assert_identical(&a, &b, "");
 }

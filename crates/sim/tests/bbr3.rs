@@ -3,22 +3,12 @@
 //! Each test names the rule of google/bbr's `tcp_bbr.c` (v3) or
 //! `tcp_bbr2.c` (v2alpha) it checks (cc-facts §6, §7).
 
-use ccarena_sim::metrics::table::{ColumnData, Table};
+mod common;
+
 use ccarena_sim::scenario::normalize_json;
-use ccarena_sim::world::{run, Results};
+use ccarena_sim::world::Results;
+use common::{assert_identical, bits, sim, strs, transitions};
 use serde_json::json;
-
-fn sim(j: serde_json::Value) -> Results {
-    let sc = normalize_json(&j.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    run(&sc)
-}
-
-fn strs<'a>(t: &'a Table, col: &str) -> &'a [String] {
-    match t.column(col) {
-        Some(ColumnData::Str(v)) => v,
-        _ => panic!("no string column {col} in {}", t.name),
-    }
-}
 
 /// Rows of `samples` of one flow: (time, value of `col`), with the mode.
 fn series(r: &Results, flow: i64, col: &str) -> Vec<(f64, f64)> {
@@ -27,17 +17,6 @@ fn series(r: &Results, flow: i64, col: &str) -> Vec<(f64, f64)> {
     (0..s.rows())
         .filter(|&i| f[i] == flow)
         .map(|i| (t[i], v[i]))
-        .collect()
-}
-
-/// (time, from, to) of one flow's phase transitions.
-fn transitions(r: &Results, flow: i64) -> Vec<(f64, String, String)> {
-    let t = r.table("transitions");
-    let (time, f) = (t.f64s("time_s"), t.i64s("flow"));
-    let (from, to) = (strs(t, "from"), strs(t, "to"));
-    (0..t.rows())
-        .filter(|&i| f[i] == flow)
-        .map(|i| (time[i], from[i].clone(), to[i].clone()))
         .collect()
 }
 
@@ -376,23 +355,6 @@ fn ecn_bounds_bbr3_on_a_low_latency_path_and_bbr2_only_when_enabled() {
     assert!(goodput(&on) > 0.97 * goodput(&off));
 }
 
-fn bits(t: &Table) -> Vec<(String, Vec<u64>)> {
-    t.columns
-        .iter()
-        .map(|c| {
-            let v = match &c.data {
-                ColumnData::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
-                ColumnData::I64(v) => v.iter().map(|x| *x as u64).collect(),
-                ColumnData::Str(v) => v
-                    .iter()
-                    .map(|s| s.len() as u64 ^ s.bytes().map(|b| b as u64).sum::<u64>())
-                    .collect(),
-            };
-            (c.name.clone(), v)
-        })
-        .collect()
-}
-
 /// Determinism: the random probe waits come from each flow's seeded
 /// stream, so the same scenario and seed give bit-identical tables; another
 /// seed gives other probe times.
@@ -409,9 +371,7 @@ fn bbr2_bbr3_runs_are_deterministic() {
     };
     let a = sim(j(9));
     let b = sim(j(9));
-    for (ta, tb) in a.tables.iter().zip(&b.tables) {
-        assert_eq!(bits(ta), bits(tb), "table {}", ta.name);
-    }
+    assert_identical(&a, &b, "");
     let c = sim(j(10));
     assert_ne!(
         bits(a.table("transitions")),

@@ -1,14 +1,11 @@
 //! End-to-end behaviour of queue disciplines, ECN and path impairments in
 //! the simulator. Each test says where its expectation comes from.
 
-use ccarena_sim::scenario::normalize_json;
-use ccarena_sim::world::{run, Results};
-use serde_json::{json, Value};
+mod common;
 
-fn sim(j: Value) -> Results {
-    let sc = normalize_json(&j.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    run(&sc)
-}
+use ccarena_sim::world::Results;
+use common::{assert_identical, sim};
+use serde_json::{json, Value};
 
 fn summary(r: &Results, col: &str) -> f64 {
     r.table("summary").f64s(col)[0]
@@ -272,13 +269,6 @@ fn every_discipline_and_impairment_is_deterministic() {
             "flows": [{"cc": "cubic", "count": 2, "ecn": true}, {"cc": "bbr1", "rtt": "40ms"}]
         });
         let (a, b) = (sim(j.clone()), sim(j));
-        for (ta, tb) in a.tables.iter().zip(&b.tables) {
-            assert_eq!(
-                format!("{:?}", ta.columns),
-                format!("{:?}", tb.columns),
-                "{q}: table {}",
-                ta.name
-            );
-        }
+        assert_identical(&a, &b, &format!("{q}: "));
     }
 }

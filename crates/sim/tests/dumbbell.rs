@@ -1,15 +1,12 @@
 //! End-to-end behaviour of the simulator on the dumbbell: invariants that
 //! must hold for any run, and textbook results for loss-based TCP.
 
-use ccarena_sim::metrics::table::{ColumnData, Table};
-use ccarena_sim::scenario::normalize_json;
-use ccarena_sim::world::{run, Results};
-use serde_json::json;
+mod common;
 
-fn sim(j: serde_json::Value) -> Results {
-    let sc = normalize_json(&j.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    run(&sc)
-}
+use ccarena_sim::metrics::table::Table;
+use ccarena_sim::world::Results;
+use common::{assert_identical, sim};
+use serde_json::json;
 
 fn one(t: &Table, col: &str) -> f64 {
     t.f64s(col)[0]
@@ -135,23 +132,6 @@ fn delivery_rate_of_a_lone_flow_is_the_bottleneck_rate() {
     }
 }
 
-fn bits(t: &Table) -> Vec<(String, Vec<u64>)> {
-    t.columns
-        .iter()
-        .map(|c| {
-            let v = match &c.data {
-                ColumnData::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
-                ColumnData::I64(v) => v.iter().map(|x| *x as u64).collect(),
-                ColumnData::Str(v) => v
-                    .iter()
-                    .map(|s| s.len() as u64 ^ s.bytes().map(|b| b as u64).sum::<u64>())
-                    .collect(),
-            };
-            (c.name.clone(), v)
-        })
-        .collect()
-}
-
 #[test]
 fn same_scenario_and_seed_give_identical_results() {
     let j = json!({
@@ -162,9 +142,7 @@ fn same_scenario_and_seed_give_identical_results() {
     });
     let a = sim(j.clone());
     let b = sim(j);
-    for (ta, tb) in a.tables.iter().zip(&b.tables) {
-        assert_eq!(bits(ta), bits(tb), "table {}", ta.name);
-    }
+    assert_identical(&a, &b, "");
 }
 
 /// The handshake gives the first RTT sample, so srtt starts at the path RTT.
@@ -261,4 +239,20 @@ fn stopped_flow_leaves_the_link_to_the_other() {
         .iter()
         .zip(s.f64s("time_s"))
         .all(|(f, t)| *f != 0 || *t < 4.6));
+}
+
+/// SACK-based fast recovery repairs tail-drop losses without a timeout:
+/// re-sending the head restarts the RTO (tcp_xmit_retransmit_queue), so a
+/// long recovery on a 100 ms path never expires a timer armed before it.
+#[test]
+fn fast_recovery_after_slow_start_overshoot_needs_no_timeout() {
+    let r = sim(json!({
+        "duration": "4s",
+        "bottleneck": {"rate": "1Gbps", "buffer": "1BDP"},
+        "path": {"rtt": "100ms"},
+        "flows": [{"cc": "cubic"}]
+    }));
+    let f = r.table("flows");
+    assert!(f.i64s("drops")[0] > 100, "the overshoot drops packets");
+    assert_eq!(f.i64s("rto_count")[0], 0);
 }

@@ -5,6 +5,7 @@ numbers as CSV."""
 from __future__ import annotations
 
 import copy
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,17 @@ from typing import Any
 import pandas as pd
 
 from ..plots import plot_box, plot_cdf, plot_heatmap, plot_mean, plot_panels, runs_with_shares
-from ..plots.common import axis_label, metric_label, new_figure, save, sort_values
+from ..plots.common import (
+    axis_label,
+    cc_color,
+    metric_label,
+    metric_scale,
+    new_figure,
+    numeric,
+    save,
+    sort_values,
+    wants_log,
+)
 from ..plots.drawn import Drawn
 from ..stats import jain
 
@@ -249,6 +260,31 @@ def heatmap(
     return [d]
 
 
+def _key_value(key: str, value: Any) -> str:
+    """``RTT = 20ms`` for a title; a swept table (JSON) as its leaves,
+    ``jitter.model = per_packet, jitter.max = 1ms, rtt = 10ms``."""
+    import json
+
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            table = json.loads(value)
+        except ValueError:
+            table = None
+        if isinstance(table, dict):
+            leaves: list[str] = []
+
+            def walk(prefix: str, v: Any) -> None:
+                if isinstance(v, dict):
+                    for k2, v2 in v.items():
+                        walk(f"{prefix}.{k2}" if prefix else k2, v2)
+                else:
+                    leaves.append(f"{prefix} = {v}")
+
+            walk("", table)
+            return f"{axis_label(key)}: " + ", ".join(leaves)
+    return f"{axis_label(key)} = {value}"
+
+
 def timeseries(
     exp: Any,
     out: Path,
@@ -267,7 +303,7 @@ def timeseries(
         rows = [i for i in range(len(exp.runs)) if int(exp.runs["repeat"].iloc[i]) == 0]
     for n, i in enumerate(rows):
         res = exp.results(i)
-        label = " ".join(f"{k}={exp.runs[k].iloc[i]}" for k in exp.keys)
+        label = ", ".join(_key_value(k, exp.runs[k].iloc[i]) for k in exp.keys)
         queue = res.queue if extra_queue is None else extra_queue(res, res.queue)
         d = plot_panels(
             res.samples,
@@ -279,7 +315,7 @@ def timeseries(
             transitions=res.transitions,
             state_flow=state_flow,
             xlim=xlim,
-            title=f"{title} {label}".strip(),
+            title="\n".join([title, *textwrap.wrap(label, 110)]) if label else title,
         )
         if xlim and "time_s" in d.data:
             d.data = d.data[(d.data["time_s"].isna()) | d.data["time_s"].between(*xlim)]
@@ -301,18 +337,52 @@ def lines(
     xlabel: str | None = None,
     logx: bool = False,
     ideal: str | None = None,
+    band: tuple[str, str] | None = None,
 ) -> Drawn:
-    """A plain line plot of precomputed values (``ideal``: a dashed reference column)."""
+    """A plain line plot of precomputed values (``ideal``: a dashed reference
+    column; ``band``: two columns drawn as a shaded range, e.g. quartiles)."""
     fig, ax = new_figure(7.5, 4.8)
     groups = sort_values(data[hue]) if hue else [None]
-    for g in groups:
-        sub = data if g is None else data[data[hue] == g]
-        ax.plot(sub[x], sub[y], marker="o", label=None if g is None else str(g))
+    scale = metric_scale(y)
+    num = numeric(data[x])
+    categorical = num is None
+    unit = "" if num is None else num[1]
+    if categorical and hue is None:
+        # categories, one value each (e.g. one bar per flow class): bars, not a line
+        ax.bar([str(v) for v in data[x]], data[y] * scale, color="tab:blue", alpha=0.8)
         if ideal:
-            ax.plot(sub[x], sub[ideal], linestyle="--", color="gray", alpha=0.7)
-    if logx:
+            ax.scatter([str(v) for v in data[x]], data[ideal] * scale, marker="_", s=400, color="gray")
+        groups = []
+    for i, g in enumerate(groups):
+        sub = data if g is None else data[data[hue] == g]
+        xs = [str(v) for v in sub[x]] if categorical else numeric(sub[x])[0]
+        # categories (e.g. "m,n" pairs) are not a continuum: markers, no connecting lines
+        style = {"linestyle": "none"} if categorical else {}
+        ax.plot(
+            xs,
+            sub[y] * scale,
+            marker="o",
+            color=cc_color(g, i),
+            label=None if g is None else str(g),
+            **style,
+        )
+        if ideal:
+            if categorical:
+                ax.plot(
+                    xs, sub[ideal] * scale, linestyle="none", marker="_", markersize=18, color=cc_color(g, i)
+                )
+            else:
+                ax.plot(xs, sub[ideal] * scale, linestyle="--", color=cc_color(g, i), alpha=0.5)
+        if band:
+            lo, hi = (sub[c].to_numpy(dtype=float) * scale for c in band)
+            ax.fill_between(xs, lo, hi, color=cc_color(g, i), alpha=0.15, linewidth=0)
+    if logx or (num is not None and wants_log(num[0], unit)):
         ax.set_xscale("log")
-    ax.set_xlabel(xlabel or axis_label(x))
+        ticks = sorted(set(num[0])) if num is not None else []
+        if 0 < len(ticks) <= 12:
+            ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+            ax.minorticks_off()
+    ax.set_xlabel(xlabel or axis_label(x, unit))
     ax.set_ylabel(ylabel or metric_label(y))
     ax.grid(True, alpha=0.3)
     if hue:
@@ -322,6 +392,15 @@ def lines(
     d = Drawn(save(fig, out / f"{name}.png"), data)
     d.write_csv()
     return d
+
+
+def run_means(exp: Any, frame: pd.DataFrame, metric: str, by: Sequence[str] = ()) -> pd.DataFrame:
+    """``metric`` of a per-flow frame averaged within each run (and ``by``
+    column), so that a mean figure's confidence interval and n are across
+    repeats, not across the (correlated) flows of one run. NaN (a flow that
+    did not complete) is left out of its run's mean."""
+    keys = [*exp.keys, "repeat", "run", *[b for b in by if b not in exp.keys]]
+    return frame.groupby(keys, sort=False, as_index=False, dropna=False)[metric].mean()
 
 
 def per_cc_runs(exp: Any) -> pd.DataFrame:

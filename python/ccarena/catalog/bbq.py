@@ -189,16 +189,25 @@ def build_fig4(quick: bool) -> dict[str, Any]:
     return with_sweep(doc, 1 if quick else 5, axes={"bottleneck.red": RED})
 
 
+def _red_label(v: Any) -> str:
+    """A RED setting (a dict, or its JSON as swept) as "max / min / p"."""
+    import json
+
+    d = json.loads(v) if isinstance(v, str) else dict(v)
+    return f"{d['max']} / {d['min']} / {d['probability']:g}"
+
+
 def figure_fig4(exp: Any, out: Path, quick: bool) -> list:
     per = steady_shares(exp, quick)
     f = exp.flows[["run", "repeat", "flow", "segs_retrans"]]
     per = per.merge(f, on=["run", "repeat", "flow"])
+    per["RED max / min / p"] = [_red_label(v) for v in per["bottleneck.red"]]
     drawn = box(
         exp,
         out,
         per,
         "share",
-        x="bottleneck.red",
+        x="RED max / min / p",
         hue="flow class",
         name="share",
         title="bbq/fig4: bandwidth share with RED (max, min, p)",
@@ -208,7 +217,7 @@ def figure_fig4(exp: Any, out: Path, quick: bool) -> list:
         out,
         per,
         "segs_retrans",
-        x="bottleneck.red",
+        x="RED max / min / p",
         hue="flow class",
         name="retransmissions",
         ylabel="retransmitted packets",
@@ -296,8 +305,15 @@ def build_n(quick: bool, ccs: list[str]) -> dict[str, Any]:
     )
 
 
+def _per_run_mean(exp: Any, per: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The mean per-flow share of each ``by`` class in each run: the
+    confidence intervals are then across repeats, not across the flows of a run."""
+    keys = [*exp.keys, "repeat", "run", by]
+    return per.groupby(keys, sort=False, as_index=False, dropna=False)[["share", "goodput_mbps"]].mean()
+
+
 def figure_fig6(exp: Any, out: Path, quick: bool) -> list:
-    per = steady_shares(exp, quick)
+    per = _per_run_mean(exp, steady_shares(exp, quick), "flow class")
     return mean(
         exp,
         out,
@@ -311,7 +327,7 @@ def figure_fig6(exp: Any, out: Path, quick: bool) -> list:
 
 def figure_fig16(exp: Any, out: Path, quick: bool) -> list:
     per = steady_shares(exp, quick)
-    per = per[per["group"] == 0]
+    per = _per_run_mean(exp, per[per["group"] == 0], "cc")
     return mean(
         exp,
         out,

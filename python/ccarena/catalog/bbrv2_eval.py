@@ -25,6 +25,7 @@ from .base import (
     per_cc_runs,
     per_group,
     register,
+    run_means,
     scenario,
     with_sweep,
 )
@@ -307,6 +308,7 @@ def figure_fig11(exp: Any, out: Path, quick: bool) -> list:
                 hue="flow class",
                 name=f"throughput-{i}-{bbr}",
                 title=f"({case}) {bbr} vs cubic",
+                ylabel="goodput of all flows of the CCA (Mbit/s)",
             )
     runs = exp.runs.copy()
     runs["case"] = [
@@ -366,8 +368,8 @@ def figure_fig12(exp: Any, out: Path, quick: bool) -> list:
             hue="cc",
             ideal="ideal",
             xlabel="m BBRv2, n CUBIC flows",
-            ylabel="share of the bandwidth (dashed: ideal m/(m+n))",
-            title="measured vs ideal share",
+            ylabel="share of the bandwidth (%; bars: ideal m/(m+n))",
+            title="m BBRv2 vs n CUBIC, 1 BDP: measured vs ideal share",
         )
     ]
 
@@ -407,7 +409,7 @@ def build_fig13(quick: bool) -> dict[str, Any]:
 def figure_fig13(exp: Any, out: Path, quick: bool) -> list:
     runs = per_cc_runs(exp)
     runs["buffer, loss"] = [
-        f"{b}, loss {loss}" for b, loss in zip(runs["bottleneck.buffer"], runs["path.loss"], strict=True)
+        f"{b}, {loss}" for b, loss in zip(runs["bottleneck.buffer"], runs["path.loss"], strict=True)
     ]
     annotate = [c for c in ("utilization", "share_cubic", "share_bbr2") if c in runs]
     return heatmap(
@@ -531,7 +533,7 @@ def figure_fig16(exp: Any, out: Path, quick: bool) -> list:
     return mean(
         exp,
         out,
-        exp.flows,
+        run_means(exp, exp.flows, "fct_s"),
         "fct_s",
         x="bottleneck.buffer",
         hue="flows.0.cc",
@@ -621,17 +623,20 @@ def build_fig21(quick: bool) -> dict[str, Any]:
     )
 
 
-def figure_fig21(exp: Any, out: Path, quick: bool) -> list:
+def _aqm_name(table: Any) -> str:
+    """The AQMS name of a swept bottleneck table (a dict, or its JSON as recorded)."""
     import json
 
+    t = json.loads(table) if isinstance(table, str) else dict(table)
+    for name, spec in AQMS.items():
+        if all(t.get(k) == v for k, v in spec.items()) and bool(t.get("ecn")) == bool(spec.get("ecn")):
+            return name
+    return str(t.get("qdisc", table))
+
+
+def figure_fig21(exp: Any, out: Path, quick: bool) -> list:
     runs = exp.runs.copy()
-    names = {
-        json.dumps(
-            {"rate": "1Gbps", "bdp_rtt": "20ms", "burst": "500KB", **v}, sort_keys=True, separators=(",", ":")
-        ): k
-        for k, v in AQMS.items()
-    }
-    runs["AQM"] = [names.get(v, v) for v in runs["bottleneck"]]
+    runs["AQM"] = [_aqm_name(v) for v in runs["bottleneck"]]
     runs["m vs n"] = [
         f"{m} BBRv2 vs {n} CUBIC" for m, n in zip(runs["flows.0.count"], runs["flows.1.count"], strict=True)
     ]
@@ -666,10 +671,16 @@ def build_fig22(quick: bool) -> dict[str, Any]:
 
 def figure_fig22(exp: Any, out: Path, quick: bool) -> list:
     runs = exp.runs.copy()
-    runs["pacing"] = ["8.5 Mbit/s maxrate" if "max_rate" in str(p) else "off" for p in runs["flows.0.pacing"]]
+    runs["pacing"] = [
+        "fq, 8.5 Mbit/s maxrate" if "max_rate" in str(p) else "fq, no maxrate" for p in runs["flows.0.pacing"]
+    ]
     runs["aggregate_mbps"] = runs["utilization"] * runs["rate_mbps"]
     drawn = []
-    for metric, name in (("aggregate_mbps", "throughput"), ("jain", "jain"), ("mean_rtt_ms", "rtt")):
+    for metric, name, title in (
+        ("aggregate_mbps", "throughput", "aggregate throughput of 100 CUBIC flows"),
+        ("jain", "jain", "Jain's index of 100 CUBIC flows"),
+        ("mean_rtt_ms", "rtt", "mean RTT"),
+    ):
         drawn += mean(
             exp,
             out,
@@ -679,7 +690,7 @@ def figure_fig22(exp: Any, out: Path, quick: bool) -> list:
             hue="pacing",
             panel="path.loss",
             name=name,
-            title=name,
+            title=title,
             ylabel="aggregate goodput (Mbit/s)" if metric == "aggregate_mbps" else None,
         )
     return drawn

@@ -285,8 +285,9 @@ def figure_fig10(exp: Any, out: Path, quick: bool) -> list:
             y="median",
             hue="flows.1.start",
             xlabel="time (s)",
-            ylabel="queueing delay median (RTTmin; quartiles in CSV)",
-            title="queueing-delay quartiles",
+            ylabel="queueing delay (RTTmin)",
+            title="queueing delay per second: median, shaded 25th-75th percentile",
+            band=("q25", "q75"),
         )
     ]
 

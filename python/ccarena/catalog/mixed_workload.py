@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import bdp, box, cdf, mbps, mean, register, scenario, timeseries, with_sweep
+from .base import bdp, box, cdf, mbps, mean, register, run_means, scenario, timeseries, with_sweep
 
 PAPER = "mixed-workload"
 RATES = [5, 10, 20, 30, 40, 50, 60, 70]
@@ -96,7 +96,7 @@ def build_fig2(quick: bool) -> dict[str, Any]:
 
 
 def figure_fig2(exp: Any, out: Path, quick: bool) -> list:
-    f = exp.flows[exp.flows["group"] == 1].copy()
+    f = run_means(exp, exp.flows[exp.flows["group"] == 1], "fct_s")
     f["combination"] = _combo(f)
     return mean(
         exp,
@@ -106,7 +106,7 @@ def figure_fig2(exp: Any, out: Path, quick: bool) -> list:
         x="bottleneck.rate",
         hue="combination",
         panel="bottleneck.buffer",
-        title="completion time of the medium flows",
+        title="completion time of the medium flows (those that completed)",
     )
 
 
@@ -125,8 +125,33 @@ def figure_fig3(exp: Any, out: Path, quick: bool) -> list:
     )
 
 
+def utilization_while_large(exp: Any) -> Any:
+    """The runs with ``utilization`` measured while the large flow (group 0)
+    was sending, from its start to its completion (or the end of the run):
+    the summed goodput of all flows over those samples / the bottleneck rate.
+    The run's own utilization also counts the time after the large flow is
+    done, when only the successive flows load the link."""
+    runs = exp.runs.copy()
+    f = exp.flows[exp.flows["group"] == 0].set_index(["run", "repeat"])
+    s = exp.samples
+    per = s.groupby(["run", "repeat", "time_s"], sort=False)["goodput_mbps"].sum().reset_index()
+    util = []
+    for r in runs.itertuples(index=False):
+        key = (r.run, r.repeat)
+        if key not in f.index:
+            util.append(float("nan"))
+            continue
+        large = f.loc[key]
+        large = large.iloc[0] if hasattr(large, "iloc") and large.ndim > 1 else large
+        sub = per[(per["run"] == r.run) & (per["repeat"] == r.repeat)]
+        sub = sub[(sub["time_s"] > float(large["start_s"])) & (sub["time_s"] <= float(large["end_s"]))]
+        util.append(float(sub["goodput_mbps"].mean() / r.rate_mbps) if len(sub) else float("nan"))
+    runs["utilization"] = util
+    return runs
+
+
 def figure_fig4(exp: Any, out: Path, quick: bool) -> list:
-    r = exp.runs.copy()
+    r = utilization_while_large(exp)
     r["combination"] = _combo(r)
     return mean(
         exp,
@@ -136,7 +161,7 @@ def figure_fig4(exp: Any, out: Path, quick: bool) -> list:
         x="bottleneck.rate",
         hue="combination",
         panel="bottleneck.buffer",
-        title="bottleneck utilization",
+        title="bottleneck utilization while the large flow sends",
     )
 
 
@@ -200,12 +225,12 @@ def figure_fig7(exp: Any, out: Path, quick: bool) -> list:
     return mean(
         exp,
         out,
-        exp.runs,
+        utilization_while_large(exp),
         "utilization",
         x="bottleneck.rate",
         hue="flows.1.cc",
         panel="flows.1.size",
-        title="utilization",
+        title="utilization while the large flow sends",
     )
 
 
@@ -244,12 +269,12 @@ def figure_fig8(exp: Any, out: Path, quick: bool) -> list:
     drawn += mean(
         exp,
         out,
-        exp.runs,
+        utilization_while_large(exp),
         "utilization",
         x="flows.1.repeat.gap",
         hue="flows.1.cc",
         name="utilization",
-        title="utilization vs interflow gap",
+        title="utilization while the large flow sends vs interflow gap",
     )
     return drawn
 
@@ -273,7 +298,7 @@ def build_fig9(quick: bool) -> dict[str, Any]:
 
 
 def figure_fig9(exp: Any, out: Path, quick: bool) -> list:
-    f = exp.flows[exp.flows["group"] == 0]
+    f = run_means(exp, exp.flows[exp.flows["group"] == 0], "fct_s")
     return mean(
         exp,
         out,
@@ -302,7 +327,7 @@ def _vs_large(name: str, quick: bool, small: str, rate: str, buffers: list[float
 
 
 def _fct_small(exp: Any, out: Path, quick: bool) -> list:
-    f = exp.flows[exp.flows["group"] == 1]
+    f = run_means(exp, exp.flows[exp.flows["group"] == 1], "fct_s")
     return mean(
         exp,
         out,

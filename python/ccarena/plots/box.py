@@ -42,7 +42,7 @@ def plot_box(
     scale = metric_scale(metric) if scale is None else scale
     xs = sort_values(frame[x]) if x else [None]
     hs = sort_values(frame[hue]) if hue else [None]
-    fig, ax = new_figure(max(6.0, 1.1 * len(xs) * max(1, len(hs)) + 2), 4.8)
+    fig, ax = new_figure(min(13.0, max(6.0, 1.1 * len(xs) * max(1, len(hs)) + 2)), 4.8)
     width = 0.8 / len(hs)
     rows = []
     for j, h in enumerate(hs):
@@ -82,6 +82,10 @@ def plot_box(
             b.set_alpha(0.55)
         for m in bp["medians"]:
             m.set_color("black")
+        for p, v in zip(pos, data, strict=True):
+            # few values (runs, not samples) as dots: with one or two repeats the box alone is a line
+            if len(v) <= 20:
+                ax.plot([p] * len(v), v, linestyle="none", marker="o", markersize=4, color=color, zorder=3)
         if hue:
             ax.plot([], [], color=color, linewidth=8, alpha=0.55, label=str(h))
     if not rows:

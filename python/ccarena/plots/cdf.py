@@ -42,7 +42,17 @@ def plot_cdf(
         if len(x) == 0:
             continue
         label = "all" if g is None else str(g)
-        ax.step(x, y, where="post", color=cc_color(g, i), linewidth=1.6, label=f"{label} (n={len(x)})")
+        # rise from 0 at the smallest value, so that a single value (one run) still draws a step
+        ax.step(
+            [x[0], *x],
+            [0.0, *y],
+            where="post",
+            color=cc_color(g, i),
+            linewidth=1.6,
+            marker="o" if len(x) <= 10 else None,
+            markersize=4,
+            label=f"{label} (n={len(x)})",
+        )
         rows.append(pd.DataFrame({"group": label, "value": x, "cdf": y}))
     if not rows:
         raise PlotError(f"no finite values of {metric!r} to draw")

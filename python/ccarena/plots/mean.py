@@ -77,7 +77,9 @@ def plot_mean(
             px,
             m,
             yerr=err,
-            marker="o",
+            # a marker shape per line: lines that coincide (e.g. three AQMs at 100%) stay told apart
+            marker="osD^v<>p"[i % 8],
+            markersize=7 - 1.2 * (i % 4),
             capsize=3,
             linewidth=1.5,
             color=cc_color(h, i),

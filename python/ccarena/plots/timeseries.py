@@ -40,6 +40,24 @@ def flow_label(flow: int, flows: pd.DataFrame | None) -> str:
     return " · ".join(parts)
 
 
+def group_label(group: int, flows: pd.DataFrame | None, group_of: dict) -> str:
+    """``"group 1 · small · bbr1 · 45 ms · 30 flows"`` for a flow group."""
+    members = [f for f, g in group_of.items() if g == group]
+    parts = [f"group {group}"]
+    if flows is not None and "flow" in flows:
+        rows = flows[flows["flow"].isin(members)]
+        if len(rows):
+            r = rows.iloc[0]
+            if "label" in r and isinstance(r["label"], str) and r["label"]:
+                parts.append(r["label"])
+            if "cc" in r:
+                parts.append(str(r["cc"]))
+            if "rtt_ms" in r:
+                parts.append(_fmt_ms(round(float(r["rtt_ms"]), 3)))
+    parts.append(f"{len(members)} flow{'s' if len(members) != 1 else ''}")
+    return " · ".join(parts)
+
+
 def plot_timeseries(
     samples: pd.DataFrame,
     queue: pd.DataFrame,
@@ -222,6 +240,11 @@ def plot_panels(
     metrics = tuple(m for m in metrics if m in samples.columns)
     if not metrics and queue_metric is None:
         raise PlotError("none of the metrics is a column of the samples")
+    if xlim:
+        # only what is shown, so that the y axes scale to the zoomed window
+        samples = samples[samples["time_s"].between(xlim[0], xlim[1])]
+        if queue is not None and len(queue):
+            queue = queue[queue["time_s"].between(xlim[0], xlim[1])]
     n = len(metrics) + (1 if queue_metric and queue is not None and queue_metric in queue else 0)
     fig = Figure(figsize=(10, 2.3 * n + 1.0), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)
@@ -229,20 +252,43 @@ def plot_panels(
     ids = sorted(samples["flow"].unique()) if len(samples) else []
     many = len(ids) > _MAX_LEGEND
     data = [samples[["time_s", "flow", *metrics]].copy()] if metrics else []
+    # many flows, or groups of several flows (successive short flows): one colour and one
+    # legend entry per flow group
+    by_group = "group" in samples.columns and (
+        many or samples.groupby("group")["flow"].nunique().max() > 1 if len(samples) else False
+    )
+    group_of = dict(zip(samples["flow"], samples["group"], strict=False)) if by_group else {}
+    groups = sorted(set(group_of.values())) if by_group else []
+    palette = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink"]
     for ax, m in zip(axes, metrics, strict=False):
+        # byte counts in kB or MB: no "1e6" offset above the axis
+        div, unit = 1.0, ""
+        if m.endswith("_bytes") and len(samples):
+            top = float(samples[m].max())
+            div, unit = (1e6, "MB") if top >= 1e6 else (1e3, "kB") if top >= 1e3 else (1.0, "")
         for flow in ids:
             s = samples.loc[samples["flow"] == flow].sort_values("time_s")
+            color = palette[groups.index(group_of[flow]) % len(palette)] if by_group else None
             ax.plot(
                 s["time_s"],
-                s[m],
+                s[m] / div,
                 linewidth=0.8 if many else 1.2,
                 alpha=0.6 if many else 1.0,
-                label=None if many else flow_label(int(flow), flows),
+                color=color,
+                label=None if many or by_group else flow_label(int(flow), flows),
             )
-        ax.set_ylabel(metric_label(m))
+        ax.set_ylabel(metric_label(m).replace("(bytes)", f"({unit})") if unit else metric_label(m))
         ax.set_ylim(bottom=0)
+        top = float(samples[m].max()) / div if len(samples) else float("nan")
+        if math.isfinite(top) and top > 0:
+            # headroom: a constant series (a BBR bandwidth estimate) would sit on the frame
+            ax.set_ylim(top=max(ax.get_ylim()[1], 1.08 * top))
         ax.grid(True, alpha=0.3)
-    if metrics and not many and ids:
+    if metrics and by_group:
+        for i, g in enumerate(groups):
+            axes[0].plot([], [], color=palette[i % len(palette)], label=group_label(g, flows, group_of))
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    if metrics and not many and not by_group and ids:
         axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     if n > len(metrics):
         ax = axes[-1]

@@ -1367,7 +1367,9 @@ impl Qdisc for Cake {
 mod tests {
     use super::*;
     use crate::packet::{Ecn, SackBlock};
-    use crate::qdisc::testkit::{drive, env, mean_secs, pkt, Bench, Source};
+    use crate::qdisc::testkit::{
+        assert_same_seed_same_drops, drive, env, mean_secs, pkt, Bench, Source,
+    };
     use crate::qdisc::{parse_params, QdiscConfig, QdiscEvent};
     use crate::units::Rate;
 
@@ -1797,18 +1799,9 @@ mod tests {
                 .map(|f| host_src(f, f as u16 % 2, 9, Dur::from_us(70)))
                 .collect();
             drive(&mut b, &src, RATE, Time(1_000_000_000));
-            b.events
-                .iter()
-                .map(|e| match e {
-                    QdiscEvent::Drop { pkt, .. } => (pkt.flow, pkt.seq),
-                    QdiscEvent::Mark { flow } => (*flow, u32::MAX),
-                })
-                .collect::<Vec<_>>()
+            b.trail()
         };
-        let a = run(1);
-        assert!(a.len() > 100);
-        assert_eq!(a, run(1));
-        assert_ne!(a, run(2));
+        assert_same_seed_same_drops(run, 1, Some(2), 101);
     }
 
     #[test]

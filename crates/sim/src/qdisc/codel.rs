@@ -365,7 +365,7 @@ impl Qdisc for CoDel {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::testkit::{drive, env, pkt, Bench, Source};
+    use crate::qdisc::testkit::{assert_same_seed_same_drops, drive, env, pkt, Bench, Source};
     use crate::qdisc::{parse_params, QdiscConfig, QdiscEvent};
     use crate::units::Rate;
 
@@ -573,21 +573,13 @@ mod tests {
 
     #[test]
     fn same_seed_gives_same_drops() {
-        let run = || {
-            let mut b = Bench::new(codel(Limit::Packets(200), false), 9);
+        let run = |seed| {
+            let mut b = Bench::new(codel(Limit::Packets(200), false), seed);
             let src: Vec<Source> = (0..3).map(|f| Source::new(f, Dur::from_us(90))).collect();
             drive(&mut b, &src, Rate(100_000_000), Time(1_000_000_000));
-            b.events
-                .iter()
-                .map(|e| match e {
-                    QdiscEvent::Drop { pkt, .. } => (pkt.flow, pkt.seq),
-                    QdiscEvent::Mark { flow } => (*flow, u32::MAX),
-                })
-                .collect::<Vec<_>>()
+            b.trail()
         };
-        let a = run();
-        assert!(!a.is_empty());
-        assert_eq!(a, run());
+        assert_same_seed_same_drops(run, 9, None, 1);
     }
 
     #[test]

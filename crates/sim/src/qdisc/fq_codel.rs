@@ -343,7 +343,9 @@ mod tests {
     use super::*;
     use crate::packet::Ecn;
     use crate::qdisc::codel::{codel_dur, codel_time};
-    use crate::qdisc::testkit::{drive, env, mean_secs, pkt, Bench, Source};
+    use crate::qdisc::testkit::{
+        assert_same_seed_same_drops, drive, env, mean_secs, pkt, Bench, Source,
+    };
     use crate::qdisc::{parse_params, QdiscConfig, QdiscEvent};
     use crate::units::{Dur, Rate};
 
@@ -534,21 +536,13 @@ mod tests {
 
     #[test]
     fn same_seed_gives_same_drops() {
-        let run = || {
-            let mut b = Bench::new(fq(serde_json::Value::Null, Limit::Packets(100)), 3);
+        let run = |seed| {
+            let mut b = Bench::new(fq(serde_json::Value::Null, Limit::Packets(100)), seed);
             let src: Vec<Source> = (0..5).map(|f| Source::new(f, Dur::from_us(300))).collect();
             drive(&mut b, &src, RATE, Time(1_000_000_000));
-            b.events
-                .iter()
-                .map(|e| match e {
-                    QdiscEvent::Drop { pkt, .. } => (pkt.flow, pkt.seq),
-                    QdiscEvent::Mark { flow } => (*flow, u32::MAX),
-                })
-                .collect::<Vec<_>>()
+            b.trail()
         };
-        let a = run();
-        assert!(a.len() > 100);
-        assert_eq!(a, run());
+        assert_same_seed_same_drops(run, 3, None, 101);
     }
 
     #[test]

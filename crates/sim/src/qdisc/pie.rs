@@ -425,8 +425,10 @@ impl Qdisc for Pie {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testkit::{drive, ect, env, mean_secs, pkt, Bench, Source};
-    use crate::qdisc::{parse_params, QdiscConfig, QdiscEvent};
+    use crate::qdisc::testkit::{
+        assert_same_seed_same_drops, drive, ect, env, mean_secs, pkt, Bench, Source,
+    };
+    use crate::qdisc::{parse_params, QdiscConfig};
     use crate::units::Rate;
 
     const RATE: Rate = Rate(100_000_000);
@@ -654,18 +656,9 @@ mod tests {
             let mut b = Bench::new(pie(serde_json::Value::Null, Limit::Packets(500)), seed);
             let src: Vec<Source> = (0..2).map(|f| Source::new(f, Dur::from_us(200))).collect();
             drive(&mut b, &src, RATE, Time(3_000_000_000));
-            b.events
-                .iter()
-                .map(|e| match e {
-                    QdiscEvent::Drop { pkt, .. } => (pkt.flow, pkt.seq),
-                    QdiscEvent::Mark { flow } => (*flow, u32::MAX),
-                })
-                .collect::<Vec<_>>()
+            b.trail()
         };
-        let a = run(1);
-        assert!(a.len() > 100);
-        assert_eq!(a, run(1));
-        assert_ne!(a, run(2));
+        assert_same_seed_same_drops(run, 1, Some(2), 101);
     }
 
     #[test]

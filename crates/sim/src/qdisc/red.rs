@@ -548,7 +548,7 @@ impl Qdisc for Red {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::testkit::{drive, env, pkt, Bench, Source};
+    use crate::qdisc::testkit::{assert_same_seed_same_drops, drive, env, pkt, Bench, Source};
     use crate::qdisc::{parse_params, QdiscConfig};
     use crate::units::Rate;
 
@@ -797,18 +797,9 @@ mod tests {
             let mut b = Bench::new(Red::new(&s), seed);
             let src: Vec<Source> = (0..3).map(|f| Source::new(f, Dur::from_us(100))).collect();
             drive(&mut b, &src, Rate(100_000_000), Time(500_000_000));
-            b.events
-                .iter()
-                .map(|e| match e {
-                    crate::qdisc::QdiscEvent::Drop { pkt, .. } => (pkt.flow, pkt.seq),
-                    crate::qdisc::QdiscEvent::Mark { flow } => (*flow, u32::MAX),
-                })
-                .collect::<Vec<_>>()
+            b.trail()
         };
-        let a = run(4);
-        assert!(a.len() > 100);
-        assert_eq!(a, run(4));
-        assert_ne!(a, run(5));
+        assert_same_seed_same_drops(run, 4, Some(5), 101);
     }
 
     #[test]

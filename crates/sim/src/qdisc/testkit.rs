@@ -83,6 +83,38 @@ impl<Q: Qdisc> Bench<Q> {
     }
 }
 
+impl<Q: Qdisc> Bench<Q> {
+    /// Every drop and mark so far as (flow, seq), a mark as (flow,
+    /// `u32::MAX`): the fingerprint of a run for determinism tests.
+    pub fn trail(&self) -> Vec<(u32, u32)> {
+        self.events
+            .iter()
+            .map(|e| match e {
+                QdiscEvent::Drop { pkt, .. } => (pkt.flow, pkt.seq),
+                QdiscEvent::Mark { flow } => (*flow, u32::MAX),
+            })
+            .collect()
+    }
+}
+
+/// Determinism: `run(seed)` drives a fresh qdisc and returns its
+/// [`Bench::trail`]. Two runs with `seed` give the same trail of at least
+/// `min_events`; where the discipline draws random numbers, `other_seed`
+/// gives another trail.
+pub fn assert_same_seed_same_drops(
+    run: impl Fn(u64) -> Vec<(u32, u32)>,
+    seed: u64,
+    other_seed: Option<u64>,
+    min_events: usize,
+) {
+    let a = run(seed);
+    assert!(a.len() >= min_events, "{} events", a.len());
+    assert_eq!(a, run(seed));
+    if let Some(other) = other_seed {
+        assert_ne!(a, run(other));
+    }
+}
+
 /// A full-size data packet of `flow` between two hosts.
 pub fn pkt(flow: u32, seq: u32) -> Packet {
     Packet::data(flow, seq, DEFAULT_MSS)

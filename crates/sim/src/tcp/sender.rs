@@ -1038,10 +1038,19 @@ impl Sender {
             .rate
             .on_send(now, packets_out, in_flight_after, self.lost_total);
         let sg = self.sb.get_mut(q);
+        // A probe may re-send a packet whose retransmission is still in
+        // flight: it is then counted in `retrans_out` once, as in Linux.
+        if !sg.has(seg::RETRANS) {
+            self.retrans_out += 1;
+        }
         sg.flags |= seg::RETRANS | seg::EVER_RETRANS | seg::SNAPSHOT;
+        if q == self.snd_una {
+            // `tcp_xmit_retransmit_queue`: re-sending the head restarts the
+            // RTO from now (replacing a pending loss probe).
+            self.xmit_timer = Some((now + self.rtt.rto(), TimerKind::Rto));
+        }
         sg.tx_time = now;
         sg.tx = tx;
-        self.retrans_out += 1;
         self.rack.on_transmit(q, now);
         let mut p = self.data_packet(q);
         p.flags |= flags::RETRANS;

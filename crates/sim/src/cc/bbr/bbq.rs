@@ -19,8 +19,8 @@
 //!   min_rtt, i.e. for the long-RTT flow the fix is aimed at.
 //! * Without a queue (or before any RTT sample) the probe follows v1 in full.
 
-use super::common::MIN_RTT_UNSET;
-use super::v1::{check_dur, check_range, Bbr1, Bbr1Config};
+use super::common::{check_dur, check_range, MIN_RTT_UNSET};
+use super::v1::{Bbr1, Bbr1Config};
 use crate::cc::{CcInit, CcParams, CcState};
 use crate::units::Dur;
 use serde::de::Error as _;

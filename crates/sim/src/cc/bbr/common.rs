@@ -12,8 +12,8 @@
 //! [`Time`], with microsecond deltas taken the way Linux does on its
 //! microsecond stamps (`tcp_stamp_us_delta`).
 
-use crate::cc::RateSample;
-use crate::units::{Dur, Rate, Time, NS_PER_US};
+use crate::cc::{CaState, RateSample};
+use crate::units::{format_duration, Dur, Rate, Time, NS_PER_US};
 
 /// Gains are Q8 fixed point: 256 = 1.0 (`BBR_SCALE`, `BBR_UNIT`).
 pub const BBR_SCALE: u32 = 8;
@@ -186,6 +186,36 @@ pub fn packets_in_net_at_edt(
     at_edt.saturating_sub(delivered) as u32
 }
 
+/// Check that `v` of parameter `name` lies in `lo..=hi` (a NaN is out of
+/// range). Not Linux: the module parameters of every BBR version are checked
+/// with it and [`check_dur`].
+pub(crate) fn check_range<T: PartialOrd + std::fmt::Display>(
+    name: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<(), String> {
+    if v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(format!("{name} must be in {lo}..={hi}, got {v}"))
+    }
+}
+
+/// Check that duration `v` of parameter `name` lies in `lo..=hi`.
+pub(crate) fn check_dur(name: &str, v: Dur, lo: Dur, hi: Dur) -> Result<(), String> {
+    if v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} must be in {}..={}, got {}",
+            format_duration(lo),
+            format_duration(hi),
+            format_duration(v)
+        ))
+    }
+}
+
 /// Packet-timed round trips (`next_rtt_delivered`, `round_start`, `rtt_cnt`):
 /// a round ends when an ACK's sample was sent after the previous round ended.
 #[derive(Clone, Debug)]
@@ -224,6 +254,132 @@ impl RoundCounter {
     /// and PROBE_RTT do; the round ends one flight later.
     pub fn restart(&mut self, delivered: u64) {
         self.next_rtt_delivered = delivered;
+    }
+}
+
+/// Which RTT samples count as a new minimum in the windowed min-RTT filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinRttTies {
+    /// v1 `min_rtt_us`, v3 `probe_rtt_min_us`: only a lower sample
+    /// (`rs->rtt_us < min`) restarts the window before it expires.
+    Lower,
+    /// v2alpha `probe_rtt_min_us`: an equal sample does too (`<=`).
+    LowerOrEqual,
+}
+
+/// A windowed min-RTT filter as `bbr_update_min_rtt` keeps it: the value
+/// (`min_rtt_us` in v1, `probe_rtt_min_us` and `min_rtt_us` in v2/v3) and
+/// the time it was taken (`min_rtt_stamp`, `probe_rtt_min_stamp`).
+#[derive(Clone, Copy, Debug)]
+pub struct MinRttFilter {
+    /// Microseconds, [`MIN_RTT_UNSET`] before any sample.
+    pub us: u32,
+    pub stamp: Time,
+}
+
+impl MinRttFilter {
+    /// `bbr_init`: Linux reads `tcp_min_rtt()`; at init the only RTT sample
+    /// is the handshake's, which is also srtt.
+    pub fn from_handshake(srtt: Option<Dur>, now: Time) -> Self {
+        let us = srtt.map_or(MIN_RTT_UNSET, |s| {
+            s.us().min(MIN_RTT_UNSET as u64 - 1) as u32
+        });
+        MinRttFilter { us, stamp: now }
+    }
+
+    /// The filter step of `bbr_update_min_rtt`: take a sample that is a
+    /// new minimum (per `ties`), or, once the window `win` has expired, any
+    /// sample not delayed by a delayed ACK. Returns whether the window had
+    /// expired (v1 `filter_expired`, v3 `probe_rtt_expired`), which is also
+    /// what sends the flow into PROBE_RTT.
+    pub fn update(&mut self, rs: &RateSample, now: Time, win: Dur, ties: MinRttTies) -> bool {
+        let expired = now > self.stamp + win;
+        if rs.rtt_us >= 0 {
+            let rtt = rs.rtt_us as u64;
+            let lower = match ties {
+                MinRttTies::Lower => rtt < self.us as u64,
+                MinRttTies::LowerOrEqual => rtt <= self.us as u64,
+            };
+            if lower || (expired && !rs.is_ack_delayed) {
+                self.us = rtt.min(MIN_RTT_UNSET as u64 - 1) as u32;
+                self.stamp = now;
+            }
+        }
+        expired
+    }
+
+    /// The minimum in milliseconds for reporting, NaN before any sample.
+    pub fn ms(&self) -> f64 {
+        if self.us == MIN_RTT_UNSET {
+            f64::NAN
+        } else {
+            self.us as f64 / 1000.0
+        }
+    }
+}
+
+/// The PROBE_RTT hold of `bbr_update_min_rtt` (`probe_rtt_done_stamp`,
+/// `probe_rtt_round_done`) and the test of `bbr_check_probe_rtt_done`:
+/// once inflight is down to the PROBE_RTT cwnd, hold for `duration` and at
+/// least one round. What happens when the hold is done is the version's.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeRttHold {
+    /// `probe_rtt_done_stamp`; `None` is Linux's 0.
+    pub done_stamp: Option<Time>,
+    /// `probe_rtt_round_done`.
+    pub round_done: bool,
+}
+
+impl ProbeRttHold {
+    /// Entering PROBE_RTT: the hold starts only once inflight is low
+    /// (`probe_rtt_done_stamp = 0`).
+    pub fn enter(&mut self) {
+        self.done_stamp = None;
+    }
+
+    /// One ACK in PROBE_RTT. Before the hold, start it when `in_flight` is
+    /// at most `hold_cwnd` (and restart the round, as Linux sets
+    /// `next_rtt_delivered`); during it, note a round start. Returns true
+    /// when the caller should run `bbr_check_probe_rtt_done`.
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        in_flight: u32,
+        hold_cwnd: u32,
+        duration: Dur,
+        rounds: &mut RoundCounter,
+        delivered: u64,
+    ) -> bool {
+        if self.done_stamp.is_none() && in_flight <= hold_cwnd {
+            self.done_stamp = Some(now + duration);
+            self.round_done = false;
+            rounds.restart(delivered);
+            false
+        } else if self.done_stamp.is_some() {
+            if rounds.round_start {
+                self.round_done = true;
+            }
+            self.round_done
+        } else {
+            false
+        }
+    }
+
+    /// `bbr_check_probe_rtt_done`'s condition: the hold has a stamp and it
+    /// has passed.
+    pub fn done(&self, now: Time) -> bool {
+        self.done_stamp.is_some_and(|done| now > done)
+    }
+}
+
+/// `bbr_save_cwnd` (the same in v1 and v3): the cwnd to remember as
+/// `prior_cwnd`. Outside recovery and PROBE_RTT the current cwnd; else
+/// recovery or PROBE_RTT already cut cwnd, so keep the larger.
+pub fn saved_cwnd(prior_cwnd: u32, cwnd: u32, prev_ca_state: CaState, in_probe_rtt: bool) -> u32 {
+    if prev_ca_state < CaState::Recovery && !in_probe_rtt {
+        cwnd
+    } else {
+        prior_cwnd.max(cwnd)
     }
 }
 
@@ -333,6 +489,23 @@ pub struct FullBwDetector {
 }
 
 impl FullBwDetector {
+    /// v1 and v2alpha `bbr_check_full_bw_reached` in full: only on a round
+    /// start with a non-app-limited sample, and not once `reached`, run
+    /// [`Self::on_round`] with `max_bw`.
+    pub fn check(
+        &mut self,
+        round_start: bool,
+        is_app_limited: bool,
+        max_bw: u64,
+        thresh: u32,
+        rounds_needed: u32,
+    ) {
+        if self.reached || !round_start || is_app_limited {
+            return;
+        }
+        self.on_round(max_bw, thresh, rounds_needed);
+    }
+
     /// One round's check with the current `max_bw`; `thresh` is Q8.
     /// The caller skips app-limited rounds and rounds after `reached`.
     pub fn on_round(&mut self, max_bw: u64, thresh: u32, rounds_needed: u32) {
@@ -595,6 +768,50 @@ mod tests {
             d.on_round(150, 320, 3);
         }
         assert!(d.reached);
+    }
+
+    /// `bbr_update_min_rtt`: a lower sample always wins, an equal one only
+    /// with v2alpha's `<=`; an expired window takes any undelayed sample.
+    #[test]
+    fn min_rtt_filter_ties_and_expiry() {
+        let rtt = |us: i64, delayed: bool| RateSample {
+            rtt_us: us,
+            is_ack_delayed: delayed,
+            ..Default::default()
+        };
+        let win = Dur::from_secs(10);
+        let mut f = MinRttFilter::from_handshake(Some(Dur::from_ms(20)), Time::ZERO);
+        assert!(!f.update(&rtt(20_000, false), Time(5), win, MinRttTies::Lower));
+        assert_eq!(f.stamp, Time::ZERO);
+        assert!(!f.update(&rtt(20_000, false), Time(5), win, MinRttTies::LowerOrEqual));
+        assert_eq!(f.stamp, Time(5));
+        let late = Time(11 * 1_000_000_000);
+        assert!(f.update(&rtt(30_000, true), late, win, MinRttTies::Lower));
+        assert_eq!(f.us, 20_000, "a delayed ACK does not refresh the window");
+        assert!(f.update(&rtt(30_000, false), late, win, MinRttTies::Lower));
+        assert_eq!((f.us, f.stamp), (30_000, late));
+        assert!(MinRttFilter::from_handshake(None, Time::ZERO).ms().is_nan());
+    }
+
+    /// `bbr_update_min_rtt`'s PROBE_RTT hold: 200 ms and a round from the
+    /// ACK at which inflight was low enough.
+    #[test]
+    fn probe_rtt_hold_needs_the_duration_and_a_round() {
+        let d = Dur::from_ms(200);
+        let mut rounds = RoundCounter::new(0);
+        let mut h = ProbeRttHold::default();
+        assert!(!h.on_ack(Time::ZERO, 10, 4, d, &mut rounds, 100));
+        assert!(h.done_stamp.is_none(), "inflight is still too high");
+        assert!(!h.on_ack(Time::ZERO, 4, 4, d, &mut rounds, 100));
+        assert_eq!(rounds.next_rtt_delivered, 100);
+        let later = Time::ZERO + Dur::from_ms(300);
+        assert!(!h.on_ack(later, 4, 4, d, &mut rounds, 101));
+        rounds.on_ack(true, 100, 104);
+        assert!(h.on_ack(later, 4, 4, d, &mut rounds, 104));
+        assert!(h.done(later));
+        assert!(!h.done(Time::ZERO + d), "the stamp itself is not past");
+        h.enter();
+        assert!(!h.done(later));
     }
 
     /// `bbr_init_pacing_rate_from_rtt` and `bbr_set_pacing_rate`.

@@ -17,6 +17,11 @@ use crate::cc::{AckOutcome, CaState, CcInit, CongestionControl, Conn, RateSample
 use crate::units::{Bytes, Dur, Rate, Time, NS_PER_S};
 use std::collections::VecDeque;
 
+/// The time `s` seconds after the start, for the tests' run limits.
+pub fn secs(s: f64) -> Time {
+    Time((s * NS_PER_S as f64) as u64)
+}
+
 #[derive(Clone, Debug)]
 pub struct Policer {
     pub rate: Rate,

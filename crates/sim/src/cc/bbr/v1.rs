@@ -26,9 +26,10 @@
 //!   express or cwnds above 65535 packets.
 
 use super::common::{
-    bdp, bw_sample, bw_to_rate, gain_f64, gain_q8, min_tso_segs, packets_in_net_at_edt,
-    rate_bytes_per_sec, tso_segs_goal, us_delta, AckAggregation, FullBwDetector, PacingRate,
-    Quantization, RoundCounter, Rounding, BBR_UNIT, BW_UNIT, MIN_RTT_UNSET, PACING_SHIFT,
+    bdp, bw_sample, bw_to_rate, check_dur, check_range, gain_f64, gain_q8, min_tso_segs,
+    packets_in_net_at_edt, rate_bytes_per_sec, saved_cwnd, tso_segs_goal, us_delta, AckAggregation,
+    FullBwDetector, MinRttFilter, MinRttTies, PacingRate, ProbeRttHold, Quantization, RoundCounter,
+    Rounding, BBR_UNIT, BW_UNIT, PACING_SHIFT,
 };
 use crate::cc::{
     AckOutcome, CaState, CcEvent, CcInit, CcParams, CcState, CongestionControl, Conn, RateSample,
@@ -36,7 +37,7 @@ use crate::cc::{
 };
 use crate::filter::MinMax;
 use crate::rng::Rng;
-use crate::units::{format_duration, Dur, Rate, Time};
+use crate::units::{Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 use super::bbq::ProbeLength;
@@ -129,34 +130,6 @@ impl Default for Bbr1Config {
             lt_bw: true,
             drain_to_target: false,
         }
-    }
-}
-
-/// Check that `v` of parameter `name` lies in `lo..=hi`.
-pub(crate) fn check_range<T: PartialOrd + std::fmt::Display>(
-    name: &str,
-    v: T,
-    lo: T,
-    hi: T,
-) -> Result<(), String> {
-    if v >= lo && v <= hi {
-        Ok(())
-    } else {
-        Err(format!("{name} must be in {lo}..={hi}, got {v}"))
-    }
-}
-
-/// Check that duration `v` of parameter `name` lies in `lo..=hi`.
-pub(crate) fn check_dur(name: &str, v: Dur, lo: Dur, hi: Dur) -> Result<(), String> {
-    if v >= lo && v <= hi {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name} must be in {}..={}, got {}",
-            format_duration(lo),
-            format_duration(hi),
-            format_duration(v)
-        ))
     }
 }
 
@@ -405,12 +378,9 @@ pub struct Bbr1 {
     ssthresh: u32,
     pacing: PacingRate,
     mode: Mode,
-    /// `min_rtt_us`, [`MIN_RTT_UNSET`] before any sample.
-    min_rtt_us: u32,
-    min_rtt_stamp: Time,
-    /// `probe_rtt_done_stamp`; `None` is Linux's 0.
-    probe_rtt_done_stamp: Option<Time>,
-    probe_rtt_round_done: bool,
+    /// `min_rtt_us` and `min_rtt_stamp`.
+    min_rtt: MinRttFilter,
+    probe_rtt: ProbeRttHold,
     /// Max filter of bandwidth samples over `bw_rtts` rounds.
     bw: MinMax,
     rounds: RoundCounter,
@@ -441,11 +411,6 @@ impl Bbr1 {
     /// `bbr_init`, with a chosen probing-phase rule.
     pub fn with_probe_length(cfg: &Bbr1Config, init: &CcInit, probe_len: ProbeLength) -> Self {
         let p = Params::new(cfg);
-        // Linux reads tcp_min_rtt() here; at init the only RTT sample is
-        // the handshake's, which is also srtt.
-        let min_rtt_us = init.srtt.map_or(MIN_RTT_UNSET, |s| {
-            s.us().min(MIN_RTT_UNSET as u64 - 1) as u32
-        });
         let pacing = PacingRate::new(
             init.init_cwnd,
             init.srtt,
@@ -460,10 +425,8 @@ impl Bbr1 {
             ssthresh: u32::MAX,
             pacing,
             mode: Mode::Startup,
-            min_rtt_us,
-            min_rtt_stamp: init.now,
-            probe_rtt_done_stamp: None,
-            probe_rtt_round_done: false,
+            min_rtt: MinRttFilter::from_handshake(init.srtt, init.now),
+            probe_rtt: ProbeRttHold::default(),
             bw: MinMax::new_max(),
             rounds: RoundCounter::new(0),
             cycle_mstamp: Time::ZERO,
@@ -527,7 +490,7 @@ impl Bbr1 {
     }
 
     pub fn min_rtt_us(&self) -> u32 {
-        self.min_rtt_us
+        self.min_rtt.us
     }
 
     pub fn round_count(&self) -> u64 {
@@ -548,7 +511,7 @@ impl Bbr1 {
 
     /// `bbr_bdp`.
     fn bdp(&self, bw: u64, gain: u32) -> u32 {
-        bdp(bw, self.min_rtt_us, gain, TCP_INIT_CWND)
+        bdp(bw, self.min_rtt.us, gain, TCP_INIT_CWND)
     }
 
     /// `bbr_quantization_budget`.
@@ -574,12 +537,12 @@ impl Bbr1 {
 
     /// `bbr_save_cwnd`: remember the last good cwnd.
     fn save_cwnd(&mut self) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = self.cwnd;
-        } else {
-            // Recovery or PROBE_RTT already cut cwnd: keep the larger.
-            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
-        }
+        self.prior_cwnd = saved_cwnd(
+            self.prior_cwnd,
+            self.cwnd,
+            self.prev_ca_state,
+            self.mode == Mode::ProbeRtt,
+        );
     }
 
     /// `bbr_set_pacing_rate`.
@@ -658,7 +621,7 @@ impl Bbr1 {
     /// phase ends early once inflight is down to one BDP.
     fn is_next_cycle_phase(&self, rs: &RateSample, conn: &Conn, now: Time) -> bool {
         let elapsed_us = us_delta(conn.delivered_mstamp, self.cycle_mstamp);
-        let is_full_length = elapsed_us > self.min_rtt_us as u64;
+        let is_full_length = elapsed_us > self.min_rtt.us as u64;
         if self.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
@@ -668,7 +631,7 @@ impl Bbr1 {
             // BBQ's one change: a shorter probe while a queue persists.
             if let Some(len_us) = self
                 .probe_len
-                .shortened_us(self.min_rtt_us, self.last_rtt_us)
+                .shortened_us(self.min_rtt.us, self.last_rtt_us)
             {
                 return elapsed_us > len_us;
             }
@@ -768,12 +731,13 @@ impl Bbr1 {
 
     /// `bbr_check_full_bw_reached`.
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
-        if self.full_bw.reached || !self.rounds.round_start || rs.is_app_limited {
-            return;
-        }
-        let max_bw = self.max_bw();
-        self.full_bw
-            .on_round(max_bw, self.p.full_bw_thresh, self.p.full_bw_cnt);
+        self.full_bw.check(
+            self.rounds.round_start,
+            rs.is_app_limited,
+            self.max_bw(),
+            self.p.full_bw_thresh,
+            self.p.full_bw_cnt,
+        );
     }
 
     /// `bbr_check_drain`.
@@ -792,24 +756,19 @@ impl Bbr1 {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, now: Time, conn: &Conn) {
-        if self.probe_rtt_done_stamp.is_none_or(|done| now <= done) {
+        if !self.probe_rtt.done(now) {
             return;
         }
-        self.min_rtt_stamp = now;
+        self.min_rtt.stamp = now;
         self.cwnd = self.cwnd.max(self.prior_cwnd);
         self.reset_mode(conn);
     }
 
     /// `bbr_update_min_rtt`: the min_rtt filter and PROBE_RTT.
     fn update_min_rtt(&mut self, rs: &RateSample, conn: &Conn, now: Time, out: &mut AckOutcome) {
-        let filter_expired = now > self.min_rtt_stamp + self.p.min_rtt_win;
-        if rs.rtt_us >= 0
-            && ((rs.rtt_us as u64) < self.min_rtt_us as u64
-                || (filter_expired && !rs.is_ack_delayed))
-        {
-            self.min_rtt_us = (rs.rtt_us as u64).min(MIN_RTT_UNSET as u64 - 1) as u32;
-            self.min_rtt_stamp = now;
-        }
+        let filter_expired = self
+            .min_rtt
+            .update(rs, now, self.p.min_rtt_win, MinRttTies::Lower);
         if self.p.probe_rtt_duration > Dur::ZERO
             && filter_expired
             && !self.idle_restart
@@ -817,23 +776,21 @@ impl Bbr1 {
         {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd();
-            self.probe_rtt_done_stamp = None;
+            self.probe_rtt.enter();
         }
         if self.mode == Mode::ProbeRtt {
             // Keep low-rate samples out of the bandwidth filter.
             out.mark_app_limited = true;
             // Hold min_cwnd in flight for max(200 ms, one round).
-            if self.probe_rtt_done_stamp.is_none() && conn.in_flight <= self.p.min_cwnd {
-                self.probe_rtt_done_stamp = Some(now + self.p.probe_rtt_duration);
-                self.probe_rtt_round_done = false;
-                self.rounds.restart(conn.delivered);
-            } else if self.probe_rtt_done_stamp.is_some() {
-                if self.rounds.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(now, conn);
-                }
+            if self.probe_rtt.on_ack(
+                now,
+                conn.in_flight,
+                self.p.min_cwnd,
+                self.p.probe_rtt_duration,
+                &mut self.rounds,
+                conn.delivered,
+            ) {
+                self.check_probe_rtt_done(now, conn);
             }
         }
         if rs.delivered > 0 {
@@ -974,14 +931,7 @@ impl CongestionControl for Bbr1 {
             "bbr_max_bw_mbps",
             bw_to_rate(self.max_bw(), self.mss).mbps_f64(),
         );
-        out.num(
-            "bbr_min_rtt_ms",
-            if self.min_rtt_us == MIN_RTT_UNSET {
-                f64::NAN
-            } else {
-                self.min_rtt_us as f64 / 1000.0
-            },
-        );
+        out.num("bbr_min_rtt_ms", self.min_rtt.ms());
         out.num("bbr_round_count", self.rounds.count as f64);
         out.num("bbr_full_bw_reached", self.full_bw.reached as u8 as f64);
         out.num("bbr_extra_acked_pkts", self.ack_agg.extra_acked() as f64);
@@ -989,7 +939,7 @@ impl CongestionControl for Bbr1 {
         // BDP of the bandwidth in use (lt_bw while policed), no quantization.
         out.num("bbr_bdp_pkts", self.bdp(self.bw(), BBR_UNIT) as f64);
         self.probe_len
-            .write_state(out, self.min_rtt_us, self.last_rtt_us);
+            .write_state(out, self.min_rtt.us, self.last_rtt_us);
     }
 }
 
@@ -997,13 +947,8 @@ impl CongestionControl for Bbr1 {
 mod tests {
     use super::*;
     use crate::cc::bbr::common::BW_UNIT;
-    use crate::cc::bbr::testpipe::{Pipe, PipeConfig, Policer};
+    use crate::cc::bbr::testpipe::{secs, Pipe, PipeConfig, Policer};
     use crate::cc::parse_params;
-    use crate::units::NS_PER_S;
-
-    fn secs(s: f64) -> Time {
-        Time((s * NS_PER_S as f64) as u64)
-    }
 
     fn mbps(c: &Bbr1, bw: u64) -> f64 {
         bw_to_rate(bw, c.mss).mbps_f64()
@@ -1133,8 +1078,8 @@ mod tests {
             if c.mode() == Mode::ProbeRtt {
                 if enter.is_none() {
                     // The expired filter takes this ACK's sample, whatever it is.
-                    assert_eq!(c.min_rtt_us as i64, v.rs.rtt_us);
-                    assert_eq!(c.min_rtt_stamp, v.now);
+                    assert_eq!(c.min_rtt.us as i64, v.rs.rtt_us);
+                    assert_eq!(c.min_rtt.stamp, v.now);
                     enter = Some(v.now);
                 }
                 max_cwnd_in_probe_rtt = max_cwnd_in_probe_rtt.max(c.cwnd());
@@ -1147,7 +1092,7 @@ mod tests {
             } else if exit.is_none() {
                 exit = Some((v.now, c.round_count(), c.cwnd()));
                 assert_eq!(c.mode(), Mode::ProbeBw);
-                assert_eq!(c.min_rtt_stamp, v.now);
+                assert_eq!(c.min_rtt.stamp, v.now);
             }
         });
         // The handshake's 20 ms was never beaten, so the window expires at 10 s.

@@ -46,11 +46,12 @@
 //!   pipe is full); the shared [`PacingRate`] does not apply it.
 
 use super::common::{
-    bdp, bw_sample, bw_to_rate, gain_f64, gain_q8, min_tso_segs, packets_in_net_at_edt,
-    tso_segs_goal, AckAggregation, FullBwDetector, PacingRate, Quantization, RoundCounter,
-    Rounding, BBR_SCALE, BBR_UNIT, GSO_LEGACY_MAX_SIZE, MIN_RTT_UNSET, PACING_SHIFT,
+    bdp, bw_sample, bw_to_rate, check_dur, check_range, gain_f64, gain_q8, min_tso_segs,
+    packets_in_net_at_edt, saved_cwnd, tso_segs_goal, AckAggregation, FullBwDetector, MinRttFilter,
+    MinRttTies, PacingRate, ProbeRttHold, Quantization, RoundCounter, Rounding, BBR_SCALE,
+    BBR_UNIT, GSO_LEGACY_MAX_SIZE, PACING_SHIFT,
 };
-use super::v1::{check_dur, check_range, Mode};
+use super::v1::Mode;
 use crate::cc::{
     AckOutcome, CaState, CcEvent, CcInit, CcParams, CcState, CongestionControl, Conn, LostPacket,
     RateSample, TsoPolicy,
@@ -556,13 +557,11 @@ pub struct Bbr3 {
     ack_phase: AckPhase,
     prev_ca_state: CaState,
     rounds: RoundCounter,
-    min_rtt_us: u32,
-    min_rtt_stamp: Time,
-    probe_rtt_min_us: u32,
-    probe_rtt_min_stamp: Time,
-    /// `probe_rtt_done_stamp`; `None` is Linux's 0.
-    probe_rtt_done_stamp: Option<Time>,
-    probe_rtt_round_done: bool,
+    /// `min_rtt_us` and `min_rtt_stamp` (10 s window).
+    min_rtt: MinRttFilter,
+    /// `probe_rtt_min_us` and `probe_rtt_min_stamp` (the PROBE_RTT period).
+    probe_rtt_min: MinRttFilter,
+    probe_rtt: ProbeRttHold,
     /// `cycle_mstamp`: start of the phase's wall clock.
     cycle_mstamp: Time,
     pacing_gain: u32,
@@ -609,11 +608,7 @@ impl Bbr3 {
     /// `bbr_init` (v3) / `bbr2_init` (v2alpha).
     pub fn new<F: Flavour>(cfg: &BbrConfig<F>, init: &CcInit) -> Self {
         let p = Params::new(cfg);
-        // Linux reads tcp_min_rtt() here; at init the only RTT sample is
-        // the handshake's, which is also srtt.
-        let min_rtt_us = init.srtt.map_or(MIN_RTT_UNSET, |s| {
-            s.us().min(MIN_RTT_UNSET as u64 - 1) as u32
-        });
+        let min_rtt = MinRttFilter::from_handshake(init.srtt, init.now);
         let pacing = PacingRate::new(
             init.init_cwnd,
             init.srtt,
@@ -634,12 +629,9 @@ impl Bbr3 {
             prev_ca_state: CaState::Open,
             // v3 starts the round at tp->delivered, v2alpha at 0: both 0 at init.
             rounds: RoundCounter::new(0),
-            min_rtt_us,
-            min_rtt_stamp: init.now,
-            probe_rtt_min_us: min_rtt_us,
-            probe_rtt_min_stamp: init.now,
-            probe_rtt_done_stamp: None,
-            probe_rtt_round_done: false,
+            min_rtt,
+            probe_rtt_min: min_rtt,
+            probe_rtt: ProbeRttHold::default(),
             cycle_mstamp: Time::ZERO,
             pacing_gain: p.startup_pacing_gain,
             cwnd_gain: p.startup_cwnd_gain,
@@ -708,7 +700,7 @@ impl Bbr3 {
     }
 
     pub fn min_rtt_us(&self) -> u32 {
-        self.min_rtt_us
+        self.min_rtt.us
     }
 
     /// inflight_hi, `None` while unset.
@@ -749,7 +741,7 @@ impl Bbr3 {
     fn tso_segs_goal(&self) -> u32 {
         let pacing = self.pacing.bytes_per_sec;
         let mut bytes = pacing >> PACING_SHIFT;
-        let r = self.min_rtt_us >> TSO_RTT_SHIFT;
+        let r = self.min_rtt.us >> TSO_RTT_SHIFT;
         if r < 32 {
             bytes += GSO_LEGACY_MAX_SIZE >> r;
         }
@@ -762,7 +754,7 @@ impl Bbr3 {
 
     /// `bbr_bdp`: the initial cwnd before any RTT sample.
     fn bdp(&self, bw: u64, gain: u32) -> u32 {
-        bdp(bw, self.min_rtt_us, gain, self.init_cwnd)
+        bdp(bw, self.min_rtt.us, gain, self.init_cwnd)
     }
 
     /// `bbr_quantization_budget` (v2alpha `cwnd_tso_budget` = 1, "floor").
@@ -833,11 +825,12 @@ impl Bbr3 {
 
     /// `bbr_save_cwnd`.
     fn save_cwnd(&mut self) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = self.cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
-        }
+        self.prior_cwnd = saved_cwnd(
+            self.prior_cwnd,
+            self.cwnd,
+            self.prev_ca_state,
+            self.mode == Mode::ProbeRtt,
+        );
     }
 
     fn set_pacing_rate(&mut self, bw: u64, gain: u32, conn: &Conn) {
@@ -1013,7 +1006,7 @@ impl Bbr3 {
     /// `bbr_update_ecn_alpha` / `bbr2_update_ecn_alpha`, at round starts:
     /// eligibility, the CE-ratio EWMA, and the STARTUP ECN exit.
     fn update_ecn_alpha(&mut self, conn: &Conn) {
-        let rtt_ok = self.p.ecn_max_rtt_us == 0 || self.min_rtt_us as u64 <= self.p.ecn_max_rtt_us;
+        let rtt_ok = self.p.ecn_max_rtt_us == 0 || self.min_rtt.us as u64 <= self.p.ecn_max_rtt_us;
         match self.p.version {
             Version::V3 => {
                 let can_use_ecn = self.p.ecn && conn.ecn_enabled && self.p.ecn_low;
@@ -1132,14 +1125,13 @@ impl Bbr3 {
                 self.full_bw_now = self.full_bw.cnt >= self.p.full_bw_cnt;
                 self.full_bw.reached |= self.full_bw_now;
             }
-            Version::V2Alpha => {
-                if self.full_bw.reached || !self.rounds.round_start || rs.is_app_limited {
-                    return;
-                }
-                let max_bw = self.max_bw();
-                self.full_bw
-                    .on_round(max_bw, self.p.full_bw_thresh, self.p.full_bw_cnt);
-            }
+            Version::V2Alpha => self.full_bw.check(
+                self.rounds.round_start,
+                rs.is_app_limited,
+                self.max_bw(),
+                self.p.full_bw_thresh,
+                self.p.full_bw_cnt,
+            ),
         }
     }
 
@@ -1393,7 +1385,7 @@ impl Bbr3 {
         if self.p.drain_to_target {
             return is_under_bdp;
         }
-        is_under_bdp || self.has_elapsed_in_phase(now, self.min_rtt_us as u64)
+        is_under_bdp || self.has_elapsed_in_phase(now, self.min_rtt.us as u64)
     }
 
     /// `bbr_update_cycle_phase`.
@@ -1437,7 +1429,7 @@ impl Bbr3 {
                             }
                         }
                         Version::V2Alpha => {
-                            if self.has_elapsed_in_phase(now, self.min_rtt_us as u64)
+                            if self.has_elapsed_in_phase(now, self.min_rtt.us as u64)
                                 && inflight >= self.inflight(bw, self.p.bw_probe_pif_gain)
                             {
                                 done = true;
@@ -1478,10 +1470,10 @@ impl Bbr3 {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, conn: &Conn, now: Time) {
-        if self.probe_rtt_done_stamp.is_none_or(|done| now <= done) {
+        if !self.probe_rtt.done(now) {
             return;
         }
-        self.probe_rtt_min_stamp = now;
+        self.probe_rtt_min.stamp = now;
         self.cwnd = self.cwnd.max(self.prior_cwnd);
         self.exit_probe_rtt(conn, now);
     }
@@ -1489,22 +1481,16 @@ impl Bbr3 {
     /// `bbr_update_min_rtt`: the 5 s probe_rtt_min and 10 s min_rtt
     /// filters, PROBE_RTT entry, hold and exit.
     fn update_min_rtt(&mut self, rs: &RateSample, conn: &Conn, now: Time, out: &mut AckOutcome) {
-        let probe_rtt_expired = now > self.probe_rtt_min_stamp + self.p.probe_rtt_win;
-        if rs.rtt_us >= 0 {
-            let rtt = rs.rtt_us as u64;
-            let lower = match self.p.version {
-                Version::V3 => rtt < self.probe_rtt_min_us as u64,
-                Version::V2Alpha => rtt <= self.probe_rtt_min_us as u64,
-            };
-            if lower || (probe_rtt_expired && !rs.is_ack_delayed) {
-                self.probe_rtt_min_us = rtt.min(MIN_RTT_UNSET as u64 - 1) as u32;
-                self.probe_rtt_min_stamp = now;
-            }
-        }
-        let min_rtt_expired = now > self.min_rtt_stamp + self.p.min_rtt_win;
-        if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
-            self.min_rtt_us = self.probe_rtt_min_us;
-            self.min_rtt_stamp = self.probe_rtt_min_stamp;
+        let ties = match self.p.version {
+            Version::V3 => MinRttTies::Lower,
+            Version::V2Alpha => MinRttTies::LowerOrEqual,
+        };
+        let probe_rtt_expired = self
+            .probe_rtt_min
+            .update(rs, now, self.p.probe_rtt_win, ties);
+        let min_rtt_expired = now > self.min_rtt.stamp + self.p.min_rtt_win;
+        if self.probe_rtt_min.us <= self.min_rtt.us || min_rtt_expired {
+            self.min_rtt = self.probe_rtt_min;
         }
         if self.p.probe_rtt_duration > Dur::ZERO
             && probe_rtt_expired
@@ -1513,24 +1499,23 @@ impl Bbr3 {
         {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd();
-            self.probe_rtt_done_stamp = None;
+            self.probe_rtt.enter();
             self.ack_phase = AckPhase::ProbeStopping;
             self.rounds.restart(conn.delivered);
         }
         if self.mode == Mode::ProbeRtt {
             // Keep low-rate samples out of the bandwidth filter.
             out.mark_app_limited = true;
-            if self.probe_rtt_done_stamp.is_none() && conn.in_flight <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp = Some(now + self.p.probe_rtt_duration);
-                self.probe_rtt_round_done = false;
-                self.rounds.restart(conn.delivered);
-            } else if self.probe_rtt_done_stamp.is_some() {
-                if self.rounds.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(conn, now);
-                }
+            let hold_cwnd = self.probe_rtt_cwnd();
+            if self.probe_rtt.on_ack(
+                now,
+                conn.in_flight,
+                hold_cwnd,
+                self.p.probe_rtt_duration,
+                &mut self.rounds,
+                conn.delivered,
+            ) {
+                self.check_probe_rtt_done(conn, now);
             }
         }
         if rs.delivered > 0 {
@@ -1617,11 +1602,11 @@ impl Bbr3 {
             && !self.ecn_in_round
         {
             let prev_mode = self.mode;
-            let prev_min_rtt_us = self.min_rtt_us;
+            let prev_min_rtt_us = self.min_rtt.us;
             self.check_drain(conn, now);
             self.update_cycle_phase(rs, conn, now, sample_bw);
             self.update_min_rtt(rs, conn, now, out);
-            if self.mode == prev_mode && self.min_rtt_us == prev_min_rtt_us && self.try_fast_path {
+            if self.mode == prev_mode && self.min_rtt.us == prev_min_rtt_us && self.try_fast_path {
                 return true;
             }
             *update_model = false;
@@ -1836,14 +1821,7 @@ impl CongestionControl for Bbr3 {
         out.num("bbr_bw_mbps", mbps(self.bw()));
         out.num("bbr_inflight_hi_pkts", pkts(self.inflight_hi));
         out.num("bbr_inflight_lo_pkts", pkts(self.inflight_lo));
-        out.num(
-            "bbr_min_rtt_ms",
-            if self.min_rtt_us == MIN_RTT_UNSET {
-                f64::NAN
-            } else {
-                self.min_rtt_us as f64 / 1000.0
-            },
-        );
+        out.num("bbr_min_rtt_ms", self.min_rtt.ms());
         out.num("bbr_extra_acked_pkts", self.ack_agg.extra_acked() as f64);
         out.num("bbr_round_count", self.rounds.count as f64);
         out.num("bbr_full_bw_reached", self.full_bw.reached as u8 as f64);
@@ -1856,14 +1834,9 @@ impl CongestionControl for Bbr3 {
 mod tests {
     use super::*;
     use crate::cc::bbr::common::BW_UNIT;
-    use crate::cc::bbr::testpipe::{Pipe, PipeConfig};
+    use crate::cc::bbr::testpipe::{secs, Pipe, PipeConfig};
     use crate::cc::parse_params;
-    use crate::units::NS_PER_S;
     use serde_json::json;
-
-    fn secs(s: f64) -> Time {
-        Time((s * NS_PER_S as f64) as u64)
-    }
 
     fn v3(pipe: &Pipe, seed: u64) -> Bbr3 {
         Bbr3::new(&Bbr3Config::default(), &pipe.init(seed))
@@ -1881,7 +1854,7 @@ mod tests {
     fn cruising(mut c: Bbr3, conn: &Conn) -> Bbr3 {
         c.full_bw.reached = true;
         c.bw_hi = [100_000_000u64 * BW_UNIT / (1448 * 8 * 1_000_000), 0];
-        c.min_rtt_us = 20_000;
+        c.min_rtt.us = 20_000;
         c.cwnd = 200;
         c.mode = Mode::ProbeBw;
         c.start_bw_probe_down(conn, Time::ZERO);
@@ -2366,11 +2339,11 @@ mod tests {
         assert_eq!(f.ack_aggregation_cwnd(), 0);
         let mut slow = v2(&pipe, 1);
         slow.pacing.bytes_per_sec = 100_000;
-        slow.min_rtt_us = 100_000;
+        slow.min_rtt.us = 100_000;
         assert_eq!(slow.tso_segs_goal(), 1);
         let mut slow3 = v3(&pipe, 1);
         slow3.pacing.bytes_per_sec = 100_000;
-        slow3.min_rtt_us = 100_000;
+        slow3.min_rtt.us = 100_000;
         assert_eq!(slow3.tso_segs_goal(), 2);
     }
 

@@ -119,6 +119,12 @@ def _parser() -> argparse.ArgumentParser:
     rr.add_argument("target", metavar="ID|PAPER", help="an id (bbq/fig3) or a paper (bbq); see ccarena list")
     rr.add_argument("--quick", action="store_true", help="the quick form: shorter runs, fewer points")
     rr.add_argument("--out", metavar="DIR", help="root directory (default: results/reproduce/)")
+    rr.add_argument(
+        "--trace",
+        metavar="PCAP",
+        help="a packet capture (pcap/pcapng) for the trace experiments (bbrv3-insights/fig13-15); "
+        "without one they use the synthetic trace-like workload",
+    )
     pool_args(rr)
 
     sub.add_parser("list", help="list the congestion controls, queue disciplines and catalog experiments")

@@ -112,14 +112,15 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
             err.print(f"[yellow]skipped[/yellow] {msg}")
             worst = max(worst, EXIT_UNAVAILABLE)
             continue
-        doc = entry.build(args.quick)
+        opts = {k: getattr(args, k, None) for k in sorted(entry.options)}
+        doc = entry.build(args.quick, **opts)
         scn = Scenario.from_dict(doc, source=entry.id)
         directory = experiment_dir(entry, doc, args.quick, root)
         out.print(f"[bold]{entry.id}[/bold]{' (quick)' if args.quick else ''}: {entry.title}")
         exp, code = run_experiment(scn, args, out, err, directory)
         fig_dir = directory / entry.id.split("/", 1)[1]
         fig_dir.mkdir(parents=True, exist_ok=True)
-        drawn = entry.figure(exp, fig_dir, args.quick) if len(exp.runs) else []
+        drawn = entry.figure(exp, fig_dir, args.quick, **opts) if len(exp.runs) else []
         outcomes = check_experiment(parse_expectations(scn.expect, scn.source), exp)
         index = write_report(
             exp,

@@ -30,8 +30,8 @@ from ..stats import jain
 
 __all__ = ["REGISTRY", "Entry", "register"]
 
-Build = Callable[[bool], dict[str, Any]]
-Figure = Callable[[Any, Path, bool], list[Drawn]]
+Build = Callable[..., dict[str, Any]]
+Figure = Callable[..., list[Drawn]]
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,10 @@ class Entry:
     paper's points, durations and repeats; ``quick``: shorter runs, fewer
     points and repeats). ``figure(experiment, directory, quick)`` draws the
     paper's figure there and writes the plotted numbers as CSV. ``needs``: the
-    capabilities it uses (see capabilities.py)."""
+    capabilities it uses (see capabilities.py). ``options``: the names of
+    ``ccarena reproduce`` options (e.g. ``trace``, from ``--trace PCAP``)
+    that ``build`` and ``figure`` take as keyword arguments (None when not
+    given)."""
 
     id: str
     title: str
@@ -51,6 +54,7 @@ class Entry:
     figure: Figure
     notes: str = ""
     sweep_name: str = field(default="")
+    options: frozenset[str] = field(default=frozenset())
 
     @property
     def paper(self) -> str:
@@ -61,11 +65,17 @@ REGISTRY: dict[str, Entry] = {}
 
 
 def register(
-    id: str, title: str, needs: Sequence[str], build: Build, figure: Figure, notes: str = ""
+    id: str,
+    title: str,
+    needs: Sequence[str],
+    build: Build,
+    figure: Figure,
+    notes: str = "",
+    options: Sequence[str] = (),
 ) -> Entry:
     if id in REGISTRY:
         raise ValueError(f"catalog id {id} registered twice")
-    e = Entry(id, title, frozenset(needs), build, figure, notes)
+    e = Entry(id, title, frozenset(needs), build, figure, notes, options=frozenset(options))
     REGISTRY[id] = e
     return e
 
@@ -160,10 +170,13 @@ def cdf(
     title: str = "",
     xlabel: str | None = None,
     log: bool = False,
+    ylim: tuple[float, float] | None = None,
 ) -> list[Drawn]:
     """One CDF figure, or one per value of ``panel``."""
     if panel is None:
-        d = plot_cdf(frame, metric, out / "figure.png", hue=hue, title=title, xlabel=xlabel, log=log)
+        d = plot_cdf(
+            frame, metric, out / "figure.png", hue=hue, title=title, xlabel=xlabel, log=log, ylim=ylim
+        )
         d.write_csv()
         return [d]
     drawn = []
@@ -176,6 +189,7 @@ def cdf(
             hue=hue,
             xlabel=xlabel,
             log=log,
+            ylim=ylim,
             title=f"{title}: {axis_label(panel)} = {v}",
         )
         d.data.insert(0, panel, v)

@@ -92,3 +92,22 @@ def test_reproduce_quick(paper, tmp_path: Path, capsys):
     assert pngs and all(p.with_suffix(".csv").is_file() and p.with_suffix(".svg").is_file() for p in pngs)
     assert (fig_dir / "report" / "index.html").is_file()
     assert (fig_dir.parent / "runs.parquet").is_file()
+
+
+def test_fig14_quick_deals_trace_like_flows_to_two_hosts():
+    doc = REGISTRY["bbrv3-insights/fig14"].build(True)
+    sweep = doc["sweep"]
+    labels = sweep["zip"]["description"]
+    # no capture: Collapsed (the trace-like workload) and Synthetic, each with both CCAs; no Replay
+    assert labels == ["Collapsed / bbr3", "Collapsed / cubic", "Synthetic / bbr3", "Synthetic / cubic"]
+    assert sweep["path.rtt"] == ["10ms", "50ms"]
+    for label, flows in zip(labels, sweep["zip"]["flows"], strict=True):
+        assert len(flows) > 100, label
+        assert [f["host"] for f in flows[:4]] == [0, 1, 0, 1]
+        assert {f["cc"] for f in flows} == {label.split(" / ")[1]}
+        assert all("size" in f and "chunks" not in f for f in flows)
+    assert doc["bottleneck"]["rate"] == "3Gbps"
+    points = expand(Scenario.from_dict(doc, source="fig14"))
+    assert len(points) == 8
+    # fig15 draws the same runs
+    assert REGISTRY["bbrv3-insights/fig15"].build(True) == doc

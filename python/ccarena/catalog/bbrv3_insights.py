@@ -10,9 +10,11 @@ repetition, fewer points, rates of at most 1 Gbit/s.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .base import (
@@ -413,44 +415,278 @@ register(
     figure_fig12,
 )
 
-_TRACE = "The trace workload (a pcap read into flows and chunks, or the synthetic MAWI-like model)"
+# --------------------------------------------------------------------------- trace workloads (fig13-15)
+#
+# With ``ccarena reproduce ... --trace PCAP`` the capture is read into flows
+# and chunks (split at 100 ms pauses) and Replay, Collapsed and Synthetic are
+# built from it. Without one, Collapsed is the synthetic trace-like workload
+# fitted to the published facts of the paper's MAWI trace and Synthetic is
+# drawn from it; Replay and the 100 ms split need a capture's packet timing
+# and are left out (no pauses are invented).
+
+TRACE_RATE = "3Gbps"
+TRACE_RATE_BPS = 3e9
+SPLIT_S = 0.1
+NO_CAPTURE = "needs a capture (ccarena reproduce ... --trace PCAP): not drawn"
+
+_TRACE = (
+    "The trace workload. With --trace PCAP: the capture read into unidirectional flows (5-tuples) and "
+    "chunks split at 100 ms pauses (ccarena.workloads.read_pcap), Replay / Collapsed / Synthetic built "
+    "from it. Without a capture: the synthetic trace-like workload fitted to the published facts of the "
+    "paper's MAWI trace (ccarena.workloads.trace_like, 1.25 Gbit/s offered on average) is Collapsed, and "
+    "Synthetic is drawn from it; Replay and the 100 ms split need a capture's packet timing and are "
+    "left out (no pauses are invented)."
+)
 
 
-def _trace_build(name: str, ccs: list[str]):
-    def build(quick: bool) -> dict[str, Any]:
-        doc = base(
-            name, quick, [{"cc": "bbr3", "chunks": [["0s", "20KB"]], "host": 0}], rate="3Gbps", rtt="10ms"
-        )
-        return with_sweep(doc, 1 if quick else 5, axes={"flows.0.cc": ccs, "path.rtt": ms([10, 20, 50])})
+@functools.lru_cache(maxsize=2)
+def _read_trace(path: str) -> Any:
+    from .. import workloads as wl
 
-    return build
+    return wl.read_pcap(path, threshold_s=SPLIT_S)
 
 
-def figure_trace(exp: Any, out: Path, quick: bool) -> list:
-    return cdf(exp, out, exp.flows, "fct_s", hue="flows.0.cc", title="flow completion times")
+def _trace_window_s(quick: bool) -> float:
+    """Seconds of arrivals simulated in fig14/15."""
+    return 2.0 if quick else 10.0
+
+
+def _trace_workloads(window_s: float, trace: str | None) -> dict[str, Any]:
+    """The configs of fig14: name -> Workload over ``window_s`` seconds of arrivals."""
+    from .. import workloads as wl
+
+    if trace:
+        tr = _read_trace(str(trace))
+        col = wl.collapsed(tr)
+        return {
+            "Replay": wl.replay(tr).window(window_s),
+            "Collapsed": col.window(window_s),
+            "Synthetic": wl.synthetic(col, seed=1, duration_s=window_s),
+        }
+    col = wl.trace_like(window_s, seed=0)
+    return {"Collapsed": col, "Synthetic": wl.synthetic(col, seed=1, duration_s=window_s)}
+
+
+def _trace_name(name: str, trace: str | None) -> str:
+    return name if not trace else f"{name}-{Path(trace).stem}"
+
+
+def build_trace_runs(name: str, quick: bool, trace: str | None = None) -> dict[str, Any]:
+    """fig14/15: each config x CCA is one whole ``flows`` list (dealt
+    round-robin to 2 senders), swept with a ``description`` naming it."""
+    from .. import workloads as wl
+
+    window = _trace_window_s(quick)
+    drain = 5.0
+    end_ns = round((window + drain) * 1e9)
+    labels, flow_lists = [], []
+    for config, w in _trace_workloads(window, trace).items():
+        for cc in ("bbr3", "cubic"):
+            labels.append(f"{config} / {cc}")
+            flow_lists.append(wl.scenario_flows(w, cc=cc, senders=2, end_ns=end_ns, pacing="fq"))
+    doc = base(
+        _trace_name(name, trace),
+        quick,
+        flow_lists[0],
+        rate=TRACE_RATE,
+        rtt="10ms",
+        duration=f"{window + drain:g}s",
+    )
+    doc["description"] = labels[0]
+    return with_sweep(
+        doc,
+        1 if quick else 10,
+        axes={
+            "zip": {"description": labels, "flows": flow_lists},
+            "path.rtt": ms([10, 50] if quick else [10, 20, 50]),
+        },
+    )
+
+
+def _config_cc(exp: Any, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``config`` and ``cc`` from the swept description; the
+    flow lists' column is dropped (it is the whole workload)."""
+    f = frame.drop(columns=["flows"], errors="ignore").copy()
+    parts = f["description"].str.split(" / ", n=1, expand=True)
+    f["config"], f["cc"] = parts[0], parts[1]
+    f["rtt_min_ms"] = [float(v[:-2]) for v in f["path.rtt"]]
+    return f
+
+
+def build_fig13(quick: bool, trace: str | None = None) -> dict[str, Any]:
+    """No simulation is needed for the size CDFs; the run replays the first
+    seconds of the Collapsed workload (CUBIC, 3 Gbit/s, 10 ms) as a check
+    that it runs."""
+    from .. import workloads as wl
+
+    window = 1.0 if quick else 5.0
+    w = _trace_workloads(window, trace)["Collapsed"]
+    end = window + 2.0
+    flows = wl.scenario_flows(w, cc="cubic", senders=2, end_ns=round(end * 1e9), pacing="fq")
+    return base(_trace_name("fig13", trace), quick, flows, rate=TRACE_RATE, rtt="10ms", duration=f"{end:g}s")
+
+
+def figure_fig13(exp: Any, out: Path, quick: bool, trace: str | None = None) -> list:
+    from .. import workloads as wl
+    from ..plots.common import new_figure, save
+    from ..plots.drawn import Drawn
+
+    if trace:
+        tr = _read_trace(str(trace))
+        policies = {
+            "never split": tr.split(None)["bytes"].to_numpy(),
+            "split at 100 ms pauses": tr.split(SPLIT_S)["bytes"].to_numpy(),
+        }
+        source = f"capture {Path(trace).name}: {len(tr.flows)} flows"
+    else:
+        w = wl.trace_like(900.0, seed=0)
+        policies = {"never split": w.flows["size_bytes"].to_numpy()}
+        source = f"trace-like workload (no capture), 15 min, {len(w.flows)} flows"
+    rows = []
+    fig, axes = new_figure(11.0, 4.6, ncols=2)
+    for ax, by in zip(axes, ("flow", "byte"), strict=True):
+        for i, (policy, sizes) in enumerate(policies.items()):
+            c = wl.size_cdf(sizes, by=by)
+            ax.step(
+                c["size_bytes"], c["cdf"], where="post", color=f"C{i}", label=f"{policy} (n={len(sizes)})"
+            )
+            rows.append(c.assign(policy=policy, by=by, note=""))
+        if not trace:
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "size_bytes": [float("nan")],
+                        "cdf": [float("nan")],
+                        "policy": ["split at 100 ms pauses"],
+                        "by": [by],
+                        "note": [NO_CAPTURE],
+                    }
+                )
+            )
+            ax.text(
+                0.02,
+                0.97,
+                f"split at 100 ms pauses: {NO_CAPTURE}",
+                transform=ax.transAxes,
+                va="top",
+                fontsize="small",
+                wrap=True,
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel("chunk size (bytes)")
+        ax.set_ylabel("fraction of chunks ≤ x" if by == "flow" else "fraction of bytes in chunks ≤ x")
+        ax.set_title(f"by {by}")
+        ax.set_ylim(0, 1.02)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small", loc="lower right")
+    fig.suptitle(f"chunk sizes per split policy; {source}")
+    data = pd.concat(rows, ignore_index=True)[["policy", "by", "size_bytes", "cdf", "note"]]
+    d = Drawn(save(fig, out / "figure.png"), data)
+    d.write_csv()
+    return [d]
 
 
 register(
     "bbrv3-insights/fig13",
-    "flow-size model from a packet trace: CDF of chunk sizes",
-    ["trace"],
-    _trace_build("fig13", ["bbr3"]),
-    figure_trace,
+    "flow-size model from a packet trace: CDF of chunk sizes, by flow and by byte, never split / 100 ms",
+    ["trace", "hosts"],
+    build_fig13,
+    figure_fig13,
     notes=_TRACE,
+    options=("trace",),
 )
+
+
+def build_fig14(quick: bool, trace: str | None = None) -> dict[str, Any]:
+    return build_trace_runs("fig14", quick, trace)
+
+
+def figure_fig14(exp: Any, out: Path, quick: bool, trace: str | None = None) -> list:
+    from ..analysis import slowdown, srpt_fct
+
+    f = _config_cc(exp, exp.flows)
+    per_run = []
+    for (run, rep), sub in f.groupby(["run", "repeat"], sort=False):
+        sd = slowdown(sub, TRACE_RATE_BPS)
+        ideal = slowdown(sub.assign(fct_s=srpt_fct(sub, TRACE_RATE_BPS)), TRACE_RATE_BPS)
+        per_run.append(
+            {
+                "config": sub["config"].iloc[0],
+                "cc": sub["cc"].iloc[0],
+                "rtt_min_ms": sub["rtt_min_ms"].iloc[0],
+                "run": run,
+                "repeat": rep,
+                "flows": len(sub),
+                "not_completed": int(sub["fct_s"].isna().sum()),
+                "mean_slowdown": float(np.nanmean(sd)),
+                "srpt_slowdown": float(np.nanmean(ideal)),
+            }
+        )
+    r = pd.DataFrame(per_run)
+    t = r.groupby(["config", "cc", "rtt_min_ms"], as_index=False).agg(
+        mean_slowdown=("mean_slowdown", "mean"),
+        srpt_slowdown=("srpt_slowdown", "mean"),
+        flows=("flows", "mean"),
+        not_completed=("not_completed", "mean"),
+        repeats=("repeat", "count"),
+    )
+    missing = "" if trace else "\nReplay omitted: it needs a capture's chunks (--trace PCAP)"
+    drawn = []
+    for i, config in enumerate(sorted(t["config"].unique())):
+        sub = t[t["config"] == config].reset_index(drop=True)
+        drawn.append(
+            lines(
+                out,
+                sub,
+                x="rtt_min_ms",
+                y="mean_slowdown",
+                hue="cc",
+                ideal="srpt_slowdown",
+                name=f"figure-{i}",
+                xlabel="RTTmin (ms)",
+                ylabel="mean slowdown (FCT / ideal FCT)",
+                title=f"{config}: mean slowdown (dashed: SRPT ideal){missing}",
+            )
+        )
+    return drawn
+
+
 register(
     "bbrv3-insights/fig14",
-    "short flows from the trace, 3 Gbit/s: mean slowdown per config, RTT, CCA",
-    ["cc:bbr3", "cc:cubic", "trace", "chunks", "hosts"],
-    _trace_build("fig14", ["bbr3", "cubic"]),
-    figure_trace,
+    "short flows from the trace, 3 Gbit/s, 2 senders: mean slowdown per config, RTT, CCA; SRPT ideal",
+    ["cc:bbr3", "cc:cubic", "trace", "hosts"],
+    build_fig14,
+    figure_fig14,
     notes=_TRACE,
+    options=("trace",),
 )
+
+
+def build_fig15(quick: bool, trace: str | None = None) -> dict[str, Any]:
+    # the same runs as fig14 (same scenario, same experiment directory): drawn differently
+    return build_trace_runs("fig14", quick, trace)
+
+
+def figure_fig15(exp: Any, out: Path, quick: bool, trace: str | None = None) -> list:
+    q = _config_cc(exp, qdelay_rttmin_frame(exp))
+    return cdf(
+        exp,
+        out,
+        q,
+        "qdelay_rttmin",
+        hue="cc",
+        panel="config",
+        title="queueing delay (RTTmin), all RTTmin",
+        ylim=(0.65, 1.005),
+    )
+
+
 register(
     "bbrv3-insights/fig15",
-    "as fig14: CDF of queueing delay per CCA",
-    ["cc:bbr3", "cc:cubic", "trace", "chunks", "hosts"],
-    _trace_build("fig15", ["bbr3", "cubic"]),
-    figure_trace,
+    "as fig14: CDF of queueing delay in RTTmin per CCA",
+    ["cc:bbr3", "cc:cubic", "trace", "hosts"],
+    build_fig15,
+    figure_fig15,
     notes=_TRACE,
+    options=("trace",),
 )

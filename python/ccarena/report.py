@@ -85,7 +85,9 @@ def _fmt(v: Any) -> str:
         if v != v:
             return "—"
         return f"{v:.4g}"
-    return str(v)
+    s = str(v)
+    # a swept table (a workload's whole flow list) shown by its start
+    return s if len(s) <= _BULKY_CHARS else f"{s[:80]}… ({len(s)} characters)"
 
 
 def _table(frame: pd.DataFrame, limit: int = _MAX_ROWS) -> str:
@@ -128,6 +130,10 @@ def _expectations_html(outcomes: Sequence[Any]) -> str:
     return head + "".join(rows) + "</tbody></table>"
 
 
+_BULKY_CHARS = 200
+_MAX_TIMESERIES_FLOWS = 200
+
+
 def _default_figures(exp: Any, out: Path) -> list[tuple[Path, str]]:
     """The figures a report draws by itself."""
     figs: list[tuple[Path, str]] = []
@@ -141,12 +147,17 @@ def _default_figures(exp: Any, out: Path) -> list[tuple[Path, str]]:
         figs.append((p, caption))
 
     single = bool(exp.meta.get("single_run")) or len(exp.runs) == 1
-    add(
-        "Goodput and cwnd of each flow and the queueing delay over time (first run)",
-        "timeseries",
-        name="timeseries",
-    )
-    if not single and exp.keys:
+    # a swept key whose values are whole tables (e.g. a trace workload's flow
+    # list) is no axis to plot against, and a run of hundreds of flows no
+    # per-flow time series to read
+    bulky = any(exp.runs[k].astype(str).str.len().max() > _BULKY_CHARS for k in exp.keys if k in exp.runs)
+    if len(exp.flows) <= _MAX_TIMESERIES_FLOWS * max(1, len(exp.runs)):
+        add(
+            "Goodput and cwnd of each flow and the queueing delay over time (first run)",
+            "timeseries",
+            name="timeseries",
+        )
+    if not single and exp.keys and not bulky:
         add(
             "Jain's fairness index: mean and 95% confidence interval over repeats",
             "mean",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from ccarena import cli
@@ -111,3 +112,46 @@ def test_fig14_quick_deals_trace_like_flows_to_two_hosts():
     assert len(points) == 8
     # fig15 draws the same runs
     assert REGISTRY["bbrv3-insights/fig15"].build(True) == doc
+
+
+def _capture(path: Path, flows: int = 30) -> Path:
+    """``flows`` TCP flows over 1.5 s, each two chunks of 3 packets 150 ms apart."""
+    import dpkt
+
+    pkts = []
+    for i in range(flows):
+        t0 = 0.05 * i
+        for k, t in enumerate([t0, t0 + 0.001, t0 + 0.002, t0 + 0.152, t0 + 0.153, t0 + 0.154]):
+            tcp = dpkt.tcp.TCP(
+                sport=10000 + i, dport=80, seq=1 + 1000 * k, flags=dpkt.tcp.TH_ACK, data=b"x" * 1000
+            )
+            ip = dpkt.ip.IP(
+                src=b"\x0a\x00\x00\x01", dst=b"\x0a\x00\x00\x02", p=dpkt.ip.IP_PROTO_TCP, data=tcp
+            )
+            ip.len = len(ip)
+            eth = dpkt.ethernet.Ethernet(
+                src=b"\x02" * 6, dst=b"\x04" * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=ip
+            )
+            pkts.append((1.6e9 + t, bytes(eth)))
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f)
+        for ts, buf in sorted(pkts):
+            w.writepkt(buf, ts=ts)
+    return path
+
+
+def test_trace_ids_take_a_capture(tmp_path: Path, capsys):
+    pcap = _capture(tmp_path / "cap.pcap")
+    doc = REGISTRY["bbrv3-insights/fig14"].build(True, trace=str(pcap))
+    labels = doc["sweep"]["zip"]["description"]
+    assert [lb.split(" / ")[0] for lb in labels[::2]] == ["Replay", "Collapsed", "Synthetic"]
+    replay = doc["sweep"]["zip"]["flows"][0]
+    assert all(len(f["chunks"]) == 2 for f in replay) and [f["host"] for f in replay[:2]] == [0, 1]
+    assert doc["name"].endswith("-cap")
+    out = tmp_path / "out"
+    args = ["reproduce", "bbrv3-insights/fig13", "--quick", "--trace", str(pcap), "--out", str(out)]
+    assert cli.main([*args, "--jobs", "1", "--no-progress"]) == 0, capsys.readouterr().out
+    data = pd.read_csv(next(out.glob("*-quick/fig13/figure.csv")))
+    split = data[(data["policy"] == "split at 100 ms pauses") & (data["by"] == "flow")]
+    never = data[(data["policy"] == "never split") & (data["by"] == "flow")]
+    assert list(split["size_bytes"]) == [3000] and list(never["size_bytes"]) == [6000]

@@ -1,4 +1,4 @@
-"""Shared helpers: a tiny TOML writer and scenario files to mutate."""
+"""Shared fixtures: scenario files to mutate (written with the package's TOML writer)."""
 
 from __future__ import annotations
 
@@ -8,40 +8,7 @@ from typing import Any
 
 import pytest
 
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + "}"
-    raise TypeError(v)
-
-
-def to_toml(doc: dict[str, Any]) -> str:
-    """Enough TOML for scenario files: scalars, tables, arrays of tables."""
-    lines: list[str] = []
-    tables: list[tuple[str, dict]] = []
-    arrays: list[tuple[str, list]] = []
-    for k, v in doc.items():
-        if isinstance(v, dict):
-            tables.append((k, v))
-        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            arrays.append((k, v))
-        else:
-            lines.append(f"{k} = {_toml_value(v)}")
-    for k, t in tables:
-        lines += ["", f"[{k}]"] + [f"{kk} = {_toml_value(vv)}" for kk, vv in t.items()]
-    for k, arr in arrays:
-        for t in arr:
-            lines += ["", f"[[{k}]]"] + [f"{kk} = {_toml_value(vv)}" for kk, vv in t.items()]
-    return "\n".join(lines) + "\n"
-
+from ccarena.workloads.generate import to_toml
 
 TINY: dict[str, Any] = {
     "name": "tiny",

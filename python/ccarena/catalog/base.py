@@ -173,26 +173,36 @@ def cdf(
     ylim: tuple[float, float] | None = None,
 ) -> list[Drawn]:
     """One CDF figure, or one per value of ``panel``."""
+    return _per_panel(
+        frame,
+        panel,
+        title,
+        lambda sub, suffix, t: plot_cdf(
+            sub, metric, out / f"figure{suffix}.png", hue=hue, title=t, xlabel=xlabel, log=log, ylim=ylim
+        ),
+    )
+
+
+def _per_panel(
+    frame: pd.DataFrame,
+    panel: str | None,
+    title: str,
+    draw: Callable[[pd.DataFrame, str, str], Drawn],
+) -> list[Drawn]:
+    """Draw ``frame`` once, or once per value of ``panel`` (files suffixed
+    ``-0``, ``-1``, ...; the panel value leads each CSV), writing the CSVs."""
     if panel is None:
-        d = plot_cdf(
-            frame, metric, out / "figure.png", hue=hue, title=title, xlabel=xlabel, log=log, ylim=ylim
-        )
-        d.write_csv()
-        return [d]
+        parts = [(frame, "", title, None)]
+    else:
+        parts = [
+            (frame[frame[panel] == v], f"-{i}", f"{title}: {axis_label(panel)} = {v}", v)
+            for i, v in enumerate(sort_values(frame[panel]))
+        ]
     drawn = []
-    for i, v in enumerate(sort_values(frame[panel])):
-        sub = frame[frame[panel] == v]
-        d = plot_cdf(
-            sub,
-            metric,
-            out / f"figure-{i}.png",
-            hue=hue,
-            xlabel=xlabel,
-            log=log,
-            ylim=ylim,
-            title=f"{title}: {axis_label(panel)} = {v}",
-        )
-        d.data.insert(0, panel, v)
+    for sub, suffix, t, v in parts:
+        d = draw(sub, suffix, t)
+        if panel is not None:
+            d.data.insert(0, panel, v)
         d.write_csv()
         drawn.append(d)
     return drawn
@@ -213,29 +223,14 @@ def mean(
     scale: float | None = None,
 ) -> list[Drawn]:
     """Means with 95% CIs against ``x``; one file per ``panel`` value."""
-    if panel is None:
-        d = plot_mean(
-            frame, metric, out / f"{name}.png", x=x, hue=hue, title=title, ylabel=ylabel, scale=scale
-        )
-        d.write_csv()
-        return [d]
-    drawn = []
-    for i, v in enumerate(sort_values(frame[panel])):
-        sub = frame[frame[panel] == v]
-        d = plot_mean(
-            sub,
-            metric,
-            out / f"{name}-{i}.png",
-            x=x,
-            hue=hue,
-            ylabel=ylabel,
-            scale=scale,
-            title=f"{title}: {axis_label(panel)} = {v}",
-        )
-        d.data.insert(0, panel, v)
-        d.write_csv()
-        drawn.append(d)
-    return drawn
+    return _per_panel(
+        frame,
+        panel,
+        title,
+        lambda sub, suffix, t: plot_mean(
+            sub, metric, out / f"{name}{suffix}.png", x=x, hue=hue, title=t, ylabel=ylabel, scale=scale
+        ),
+    )
 
 
 def box(

@@ -295,8 +295,11 @@ impl Sender {
     fn note_phase(&mut self, now: Time) {
         if let Some(cc) = &self.cc {
             let p = cc.phase();
-            if !std::ptr::eq(p, self.last_phase) && p != self.last_phase {
-                self.transitions.push((now, self.last_phase, p));
+            // Usually the same static string: a pointer comparison per ACK.
+            if !std::ptr::eq(p, self.last_phase) {
+                if p != self.last_phase {
+                    self.transitions.push((now, self.last_phase, p));
+                }
                 self.last_phase = p;
             }
         }
@@ -495,7 +498,6 @@ impl Sender {
         );
         rs.is_ece = ece;
         rs.snd_una_advanced = una_advanced;
-        rs.is_acking_tlp_retrans_seq = false;
         let conn = self.conn();
         let cc = self.cc.as_mut().expect("established");
         let outcome = cc.on_ack(now, &rs, &conn);

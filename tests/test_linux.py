@@ -359,7 +359,10 @@ def test_configured_jitter_appears_in_the_rtt(tmp_path):
     res = lb.execute(Scenario.from_dict(doc), tmp_path / "run")
     _accurate_or_skip(res)
     f = res.flows.iloc[0]
-    assert 19.9 < float(f["min_rtt_ms"]) < 21.0
+    # Min RTT: the 20 ms base, one 1514-byte frame at 20 Mbit/s (0.6 ms),
+    # the smallest of a few hundred uniform draws and host latency: it
+    # measured 20.6-21.1 ms here; 22 ms leaves room for a busy host.
+    assert 19.9 < float(f["min_rtt_ms"]) < 22.0
     extra = float(f["srtt_mean_ms"]) - 20.0
     assert 2.0 < extra < 11.0, extra
     assert float(res.summary["qdelay_p95_ms"].iloc[0]) < 2.0

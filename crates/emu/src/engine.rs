@@ -39,6 +39,23 @@ pub struct Config {
     pub realtime: bool,
     /// Run only on this CPU.
     pub cpu: Option<usize>,
+    /// Write every flow frame's arrival and release to `out_dir/frames.csv`.
+    pub trace: bool,
+}
+
+/// One line of `frames.csv`: `side` 0 is the senders' interface.
+/// `due` is when a released frame was scheduled (its arrival time for an arrival).
+fn trace_line(
+    w: &mut impl Write,
+    t: Time,
+    ev: char,
+    side: usize,
+    flow: u32,
+    f: &TcpFrame,
+    due: Time,
+) -> io::Result<()> {
+    let s = if side == SENDERS { 's' } else { 'r' };
+    writeln!(w, "{},{ev},{s},{flow},{},{},{},{}", t.0, f.seq, f.ack, f.payload, due.0)
 }
 
 /// Frames waiting in the pipeline, by slot (`Packet::tag`).
@@ -188,6 +205,7 @@ pub struct Engine {
     mlocked: bool,
     pinned: Option<bool>,
     start_tx_dropped: [u64; 2],
+    trace: Option<BufWriter<File>>,
 }
 
 const SENDERS: usize = 0;
@@ -210,7 +228,15 @@ impl Engine {
             sys::if_counter(&cfg.if_senders, "tx_dropped").unwrap_or(0),
             sys::if_counter(&cfg.if_receivers, "tx_dropped").unwrap_or(0),
         ];
+        let trace = if cfg.trace {
+            let mut w = BufWriter::with_capacity(1 << 20, File::create(cfg.out_dir.join("frames.csv"))?);
+            writeln!(w, "t_ns,ev,side,flow,seq,ack,payload,due_ns")?;
+            Some(w)
+        } else {
+            None
+        };
         Ok(Engine {
+            trace,
             cfg,
             socks,
             pipe,
@@ -254,6 +280,9 @@ impl Engine {
                 .and_then(|t| classify(&t, side == SENDERS, self.cfg.port_base, n).map(|f| (t, f)));
             match flow {
                 Some((t, f)) => {
+                    if let Some(w) = &mut self.trace {
+                        trace_line(w, now, 'a', side, f, &t, now)?;
+                    }
                     let tag = self.store.put(data);
                     let pkt = t.to_packet(f, tag);
                     if side == SENDERS {
@@ -294,7 +323,12 @@ impl Engine {
                 }
             }
             let ok = self.socks[side].send(frame)?;
-            let sent_at = self.now();
+            let sent_at = Time(sys::monotonic_ns().saturating_sub(self.cfg.t0_ns));
+            if let Some(w) = &mut self.trace {
+                if let Some(t) = frame::parse(frame) {
+                    trace_line(w, sent_at, 'r', side, pkt.flow, &t, due)?;
+                }
+            }
             self.store.release(tag);
             if ok {
                 self.c.sent += 1;
@@ -387,6 +421,9 @@ impl Engine {
     }
 
     fn write_stats(&mut self, wall_s: f64, cpu: (f64, f64)) -> io::Result<()> {
+        if let Some(w) = &mut self.trace {
+            w.flush()?;
+        }
         for side in 0..2 {
             let (p, d) = self.socks[side].stats()?;
             self.c.rx_packets[side] += p;

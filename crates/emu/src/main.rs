@@ -12,6 +12,7 @@ const USAGE: &str = "\
 usage: ccarena-bottleneck --scenario FILE --if-senders IF --if-receivers IF
                           --t0-ns NS --out DIR [--port-base N] [--stop-after-s S]
                           [--spin-us US] [--batch-us US] [--no-realtime] [--cpu N]
+                          [--trace]
 
 Forwards frames between IF-senders and IF-receivers (AF_PACKET, bypassing
 the kernel qdisc) through the normalized scenario's per-flow delays,
@@ -24,7 +25,10 @@ duration plus 30 s). --spin-us (busy-poll before a due time instead of
 sleeping in ppoll) defaults to 0: spinning at SCHED_FIFO starves the CPU's
 other threads (ksoftirqd among them) and the kernel then stops us for tens
 of ms. --batch-us defaults to 0 below 1 Gbit/s and 50 above.
---cpu pins the process to one CPU.";
+--cpu pins the process to one CPU. --trace writes DIR/frames.csv: every
+frame of a flow as it arrives and as it is released (time in ns, event a|r,
+side s|r, flow, TCP seq, ack, payload bytes, the time a released frame was
+due), for measuring host timing.";
 
 fn parse_args(args: &[String]) -> Result<Config, String> {
     let mut scenario: Option<PathBuf> = None;
@@ -35,6 +39,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
     let mut batch_us: Option<f64> = None;
     let mut realtime = true;
     let mut cpu: Option<usize> = None;
+    let mut trace = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = |name: &str| {
@@ -70,6 +75,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
             "--spin-us" => spin_us = num(a, val(a)?)?,
             "--batch-us" => batch_us = Some(num(a, val(a)?)?),
             "--no-realtime" => realtime = false,
+            "--trace" => trace = true,
             "--cpu" => {
                 let v = val(a)?;
                 cpu = Some(
@@ -106,6 +112,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
         batch_ns: (batch * 1e3) as u64,
         realtime,
         cpu,
+        trace,
         scenario: sc,
     })
 }

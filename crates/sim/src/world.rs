@@ -13,6 +13,7 @@ use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::table::Table;
 use crate::net::bottleneck::Bottleneck;
+use crate::net::host::{HostLatency, HostNoise};
 use crate::net::path::{flow_paths, Path};
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
@@ -156,7 +157,10 @@ impl<'a> World<'a> {
                 ecn: f.ecn,
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
             };
-            let (fwd, rev) = flow_paths(sc, i, Rate(f.access_rate_bps));
+            let (fwd, mut rev) = flow_paths(sc, i, Rate(f.access_rate_bps));
+            if sc.hosts.latency == HostLatency::Measured {
+                rev = rev.with_host_noise(HostNoise::new(Rng::stream(sc.seed, &format!("flow{i}.host"))));
+            }
             let echo = match f.cc.as_str() {
                 "dctcp" | "bbr2" | "bbr3" => EcnEcho::Accurate,
                 _ => EcnEcho::Rfc3168,

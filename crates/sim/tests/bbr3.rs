@@ -24,11 +24,16 @@ fn series(r: &Results, flow: i64, col: &str) -> Vec<(f64, f64)> {
 const PAYLOAD_100M: f64 = 100.0 * 1448.0 / 1514.0;
 
 fn lone_bbr3(duration: &str) -> Results {
+    lone_bbr3_hosts(duration, "measured")
+}
+
+fn lone_bbr3_hosts(duration: &str, latency: &str) -> Results {
     sim(json!({
         "duration": duration, "seed": 1,
         "bottleneck": {"rate": "100Mbps", "buffer": "8BDP"},
         "path": {"rtt": "20ms"},
-        "flows": [{"cc": "bbr3"}]
+        "flows": [{"cc": "bbr3"}],
+        "hosts": {"latency": latency}
     }))
 }
 
@@ -63,10 +68,13 @@ fn lone_bbr3_estimates_the_bottleneck_rate_and_rtt() {
 /// v3 `bbr_update_min_rtt` and `bbr_probe_rtt_cwnd` (cc-facts §6.9): with
 /// probe_rtt_min 5 s old the flow enters PROBE_RTT, caps cwnd at
 /// 0.5 x BDP for 200 ms and a round, then returns to PROBE_BW:CRUISE; the
-/// next PROBE_RTT is 5 s after that exit.
+/// next PROBE_RTT is 5 s after that exit. Ideal hosts: with host timing
+/// noise an RTT sample below the current probe_rtt_min restarts the 5 s
+/// window (`rs->rtt_us < bbr->probe_rtt_min_us`), as on a real host, so
+/// the timer's own period shows only where RTTs are exact.
 #[test]
 fn bbr3_probes_rtt_every_5_s_at_half_the_bdp() {
-    let r = lone_bbr3("11s");
+    let r = lone_bbr3_hosts("11s", "none");
     let tr = transitions(&r, 0);
     let enter: Vec<f64> = tr
         .iter()
@@ -88,6 +96,20 @@ fn bbr3_probes_rtt_every_5_s_at_half_the_bdp() {
     }
     let gap = enter[1] - exit[0].0;
     assert!((5.0..5.05).contains(&gap), "gap {gap}");
+}
+
+/// The same flow on hosts with timing noise: new RTT minima restart the
+/// window, so PROBE_RTT comes at most every 5 s (never sooner), and when
+/// it comes it still lasts 200 ms plus a round.
+#[test]
+fn bbr3_probe_rtt_never_sooner_than_5_s_on_noisy_hosts() {
+    let r = lone_bbr3_hosts("21s", "measured");
+    let tr = transitions(&r, 0);
+    let enter: Vec<f64> = tr.iter().filter(|x| x.2 == "PROBE_RTT").map(|x| x.0).collect();
+    assert!(!enter.is_empty() && enter[0] >= 5.0, "{enter:?}");
+    for w in enter.windows(2) {
+        assert!(w[1] - w[0] >= 5.2, "{enter:?}");
+    }
     // cwnd during PROBE_RTT is half the BDP (ceil of bw x min_rtt / 2).
     let s = r.table("samples");
     let modes = strs(s, "bbr_mode");

@@ -322,6 +322,7 @@ def run_in_namespaces(
     spin_us: float | None = None,
     batch_us: float | None = None,
     realtime: bool = True,
+    frame_trace: Path | None = None,
 ) -> dict[str, Any]:
     """Build, run and tear down one run; returns what the processes wrote.
     Everything it creates is gone when it returns or raises."""
@@ -386,6 +387,7 @@ def run_in_namespaces(
                 *(["--cpu", str(bn_cpu)] if bn_cpu is not None else []),
                 *(["--spin-us", f"{float(spin_us):g}"] if spin_us is not None else []),
                 *(["--batch-us", f"{float(batch_us):g}"] if batch_us is not None else []),
+                *(["--trace"] if frame_trace is not None else []),
                 *([] if realtime else ["--no-realtime"]),
             ),
             workdir / "bottleneck.log",
@@ -485,12 +487,15 @@ def execute(
     spin_us: float | None = None,
     batch_us: float | None = None,
     realtime: bool = True,
+    frame_trace: str | Path | None = None,
 ) -> Results:
     """Run ``scn`` on the Linux backend and write its run directory: ``out``
     exactly, or ``<root>/<scenario name>/<hash>-linux``. ``spin_us`` and
     ``batch_us`` tune the bottleneck's release loop (see
     ``ccarena-bottleneck --help``; defaults there); ``realtime=False`` keeps
-    it off SCHED_FIFO."""
+    it off SCHED_FIFO. ``frame_trace``: copy the bottleneck's per-frame
+    log (``ccarena-bottleneck --trace``) to this file, for measuring host
+    timing (``scripts/host_latency.py``)."""
     for name, v in (("spin_us", spin_us), ("batch_us", batch_us)):
         if v is not None and not (0 <= float(v) <= 10_000):
             raise ValueError(f"{name}: {v!r} is outside 0..10000 us")
@@ -499,8 +504,16 @@ def execute(
     workdir = Path(tempfile.mkdtemp(prefix="ccarena-linux-"))
     try:
         raw = run_in_namespaces(
-            scn, workdir, progress=progress, spin_us=spin_us, batch_us=batch_us, realtime=realtime
+            scn,
+            workdir,
+            progress=progress,
+            spin_us=spin_us,
+            batch_us=batch_us,
+            realtime=realtime,
+            frame_trace=Path(frame_trace) if frame_trace is not None else None,
         )
+        if frame_trace is not None:
+            shutil.copyfile(workdir / "bottleneck" / "frames.csv", frame_trace)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     tables = build_tables(scn.normalized, raw)

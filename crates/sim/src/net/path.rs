@@ -5,6 +5,7 @@
 //! only its head packet: one pending event per path, however many packets
 //! it carries.
 
+use super::host::HostNoise;
 use super::impair::{Jitter, JitterConfig, LossConfig, LossModel};
 use crate::packet::Packet;
 use crate::rng::Rng;
@@ -23,6 +24,8 @@ pub struct Path {
     rate: Rate,
     delay: Dur,
     imp: Option<Impairments>,
+    /// The hosts' turnaround added to each packet (the simulator's ACK paths).
+    host: Option<HostNoise>,
     /// Packets this path lost at random.
     pub lost: u64,
     /// When the serializer finishes the packet it is sending.
@@ -63,6 +66,7 @@ impl Path {
             rate,
             delay,
             imp: None,
+            host: None,
             lost: 0,
             ser_free: Time::ZERO,
             last_exit: Time::ZERO,
@@ -73,6 +77,12 @@ impl Path {
     pub fn with_impairments(mut self, imp: Impairments) -> Self {
         let trivial = matches!(imp.loss, LossModel::None) && matches!(imp.jitter, Jitter::None);
         self.imp = (!trivial).then_some(imp);
+        self
+    }
+
+    /// Add the hosts' turnaround (`net::host`) to every packet's exit.
+    pub fn with_host_noise(mut self, noise: HostNoise) -> Self {
+        self.host = Some(noise);
         self
     }
 
@@ -91,15 +101,19 @@ impl Path {
         let start = self.ser_free.max(now);
         let done = start + self.rate.tx_time(Bytes(pkt.wire_len as u64));
         self.ser_free = done;
+        let delay = match &mut self.host {
+            None => self.delay,
+            Some(h) => self.delay + h.ack_turnaround(),
+        };
         let exit = match &mut self.imp {
-            None => (done + self.delay).max(self.last_exit),
+            None => (done + delay).max(self.last_exit),
             Some(imp) => {
                 if imp.loss.lost(&mut imp.rng) {
                     self.lost += 1;
                     return false;
                 }
                 imp.jitter
-                    .exit_time(done, done + self.delay, self.last_exit, &mut imp.rng)
+                    .exit_time(done, done + delay, self.last_exit, &mut imp.rng)
             }
         };
         self.last_exit = exit;

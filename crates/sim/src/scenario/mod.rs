@@ -7,6 +7,7 @@
 pub mod raw;
 
 use crate::cc::CcConfig;
+use crate::net::host::HostLatency;
 use crate::net::impair::{JitterConfig, LossConfig};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
@@ -143,8 +144,18 @@ pub struct After {
 /// Upper bound on the flows one scenario may expand to.
 const MAX_FLOWS: usize = 1_000_000;
 
+/// The version of the simulation model: raised with every change that
+/// alters results (not with refactors that keep every bit). It is part of
+/// the normalized scenario, so of every run's hash: after an upgrade that
+/// changes the model, cached runs are run again instead of served as new.
+/// 2: host timing noise (`net::host`).
+pub const MODEL_VERSION: u32 = 2;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {
+    /// `MODEL_VERSION` of the simulator that normalized it (1 if absent).
+    #[serde(default = "model_v1")]
+    pub model: u32,
     pub name: String,
     pub description: String,
     pub duration_ns: u64,
@@ -152,6 +163,15 @@ pub struct Scenario {
     pub bottleneck: BottleneckSpec,
     pub flows: Vec<FlowSpec>,
     pub sample_interval_ns: u64,
+    /// The end hosts' answer timing (`net::host`); the simulator applies
+    /// it, the Linux backend has real hosts.
+    #[serde(default)]
+    pub hosts: HostsSpec,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostsSpec {
+    pub latency: HostLatency,
 }
 
 impl Scenario {
@@ -186,6 +206,10 @@ impl Scenario {
         let f = &self.flows[i];
         CcConfig::parse(&f.cc, &f.cc_params).expect("validated at normalization")
     }
+}
+
+fn model_v1() -> u32 {
+    1
 }
 
 /// Normalize a scenario given as JSON (the TOML file as a dict).
@@ -355,8 +379,24 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         Some(i) => positive_duration_at("sample.interval", &i)?,
         None => DEFAULT_SAMPLE_INTERVAL,
     };
+    let latency = match raw.hosts.and_then(|h| h.latency) {
+        None => HostLatency::default(),
+        Some(s) => HostLatency::parse(&s).map_or_else(
+            || {
+                err(
+                    "hosts.latency",
+                    format!(
+                        "unknown value {s:?}: expected one of {}",
+                        HostLatency::NAMES.join(", ")
+                    ),
+                )
+            },
+            Ok,
+        )?,
+    };
 
     Ok(Scenario {
+        model: MODEL_VERSION,
         name,
         description: raw.description.unwrap_or_default(),
         duration_ns: duration.0,
@@ -374,6 +414,7 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         },
         flows,
         sample_interval_ns: sample_interval.0,
+        hosts: HostsSpec { latency },
     })
 }
 

@@ -38,6 +38,14 @@ pub struct RawScenario {
     pub path: Option<RawPath>,
     pub flows: Option<Vec<RawFlow>>,
     pub sample: Option<RawSample>,
+    pub hosts: Option<RawHosts>,
+}
+
+/// `[hosts]`: how the end hosts time their answers.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawHosts {
+    pub latency: Option<String>,
 }
 
 /// Unknown keys land in `qdisc_params` and are checked by `normalize`

@@ -1,0 +1,139 @@
+//! Host timing noise: the time a real host takes between a packet reaching
+//! it and the packet it sends in answer.
+//!
+//! The simulator's hosts answer at once: an ACK that reaches a sender at t
+//! releases the next segments at t, and a segment that reaches a receiver at
+//! t is acknowledged at t. Real hosts take a varying time (softirq and
+//! scheduler latency, the stack's own path both ways). With loss-based flows
+//! on a tail-drop queue that matters: perfectly regular ACK clocks
+//! phase-lock with the queue, so the same flow finds it full every time
+//! (Floyd and Jacobson, "On traffic phase effects in packet-switched
+//! gateways", 1992), and two flows of different RTTs share very differently
+//! from what the kernel does (docs/model.md, "Host timing noise").
+//!
+//! `HostLatency::Measured` draws each turnaround from the distribution
+//! measured on the Linux backend (`scripts/host_latency.py`, unpaced CUBIC
+//! 10 ms vs 50 ms, 50 Mbit/s, 3 runs of 20 s, kernel 6.18, veths, this
+//! project's 2-vCPU machines): at the bottleneck, from the instant its
+//! schedule had a frame due towards a host to the arrival of the frame the
+//! host sent in answer. The sender table is the ACK -> triggered data
+//! turnaround (80 294 samples), the receiver table the data -> covering ACK
+//! turnaround (126 966 samples); each holds the percentiles of `PCT`, read
+//! by linear interpolation (inverse CDF). The top 0.1% (up to the 1 ms the
+//! measurement cuts at) is left out: it mixes protocol waits with noise.
+
+use crate::rng::Rng;
+use crate::units::Dur;
+use serde::{Deserialize, Serialize};
+
+/// How hosts time their answers (`[hosts] latency`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostLatency {
+    /// Turnarounds drawn from the distribution measured on the Linux backend.
+    #[default]
+    Measured,
+    /// Ideal hosts: every answer at once (the simulator before 0.2).
+    None,
+}
+
+impl HostLatency {
+    pub const NAMES: [&'static str; 2] = ["measured", "none"];
+
+    pub fn parse(s: &str) -> Option<HostLatency> {
+        match s {
+            "measured" => Some(HostLatency::Measured),
+            "none" => Some(HostLatency::None),
+            _ => None,
+        }
+    }
+}
+
+/// Percentiles of the measured tables.
+const PCT: [f64; 18] = [
+    0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 98.0, 99.0,
+    99.5, 99.9,
+];
+/// Sender: ACK due at the sender -> the data it clocks out, ns.
+const SENDER_NS: [u64; 18] = [
+    11_537, 29_060, 31_163, 34_841, 37_518, 41_423, 44_919, 48_276, 51_753, 55_690, 60_329, 66_380,
+    75_477, 83_983, 97_409, 111_756, 140_034, 317_651,
+];
+/// Receiver: data due at the receiver -> the ACK that covers it, ns.
+const RECEIVER_NS: [u64; 18] = [
+    13_731, 27_001, 28_755, 31_745, 36_020, 41_021, 45_096, 49_062, 53_043, 57_407, 62_474, 69_182,
+    80_285, 92_353, 115_779, 152_338, 201_534, 337_482,
+];
+
+/// Inverse CDF of a percentile table at `u` in [0, 1).
+fn quantile(table: &[u64; 18], u: f64) -> u64 {
+    let p = u * PCT[PCT.len() - 1];
+    let k = PCT.partition_point(|&x| x <= p).clamp(1, PCT.len() - 1);
+    let (p0, p1) = (PCT[k - 1], PCT[k]);
+    let (v0, v1) = (table[k - 1] as f64, table[k] as f64);
+    (v0 + (v1 - v0) * (p - p0) / (p1 - p0)).round() as u64
+}
+
+/// The turnarounds of one flow's two hosts, with their own random stream.
+#[derive(Clone, Debug)]
+pub struct HostNoise {
+    rng: Rng,
+}
+
+impl HostNoise {
+    pub fn new(rng: Rng) -> HostNoise {
+        HostNoise { rng }
+    }
+
+    /// The delay an ACK takes between the receiver getting the data it
+    /// covers and the sender acting on it, beyond the path's propagation:
+    /// one receiver turnaround plus one sender turnaround.
+    pub fn ack_turnaround(&mut self) -> Dur {
+        let r = quantile(&RECEIVER_NS, self.rng.uniform());
+        let s = quantile(&SENDER_NS, self.rng.uniform());
+        Dur(r + s)
+    }
+}
+
+/// Mean of a table's distribution (trapezoids between knots), ns.
+pub fn mean_ns(sender: bool) -> f64 {
+    let t = if sender { &SENDER_NS } else { &RECEIVER_NS };
+    let total = PCT[PCT.len() - 1];
+    (1..PCT.len())
+        .map(|k| (PCT[k] - PCT[k - 1]) * (t[k] + t[k - 1]) as f64 / 2.0)
+        .sum::<f64>()
+        / total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantile_hits_the_knots_and_interpolates() {
+        assert_eq!(quantile(&SENDER_NS, 0.0), SENDER_NS[0]);
+        let at_median = 50.0 / 99.9;
+        assert_eq!(quantile(&SENDER_NS, at_median), SENDER_NS[8]);
+        let mid = (quantile(&SENDER_NS, 0.0) + quantile(&SENDER_NS, 1.0 / 99.9)) / 2;
+        assert!((quantile(&SENDER_NS, 0.5 / 99.9) as i64 - mid as i64).abs() <= 1);
+        assert!(quantile(&SENDER_NS, 0.999_999_9) <= SENDER_NS[17]);
+    }
+
+    #[test]
+    fn draws_follow_the_measured_distribution() {
+        let mut h = HostNoise::new(Rng::stream(7, "t"));
+        let n = 200_000;
+        let mut v: Vec<u64> = (0..n).map(|_| h.ack_turnaround().0).collect();
+        v.sort_unstable();
+        let mean = v.iter().sum::<u64>() as f64 / n as f64;
+        let expect = mean_ns(true) + mean_ns(false);
+        assert!((mean - expect).abs() / expect < 0.01, "{mean} vs {expect}");
+        // The sum of two draws lies between the sums of the tables' ends.
+        assert!(v[0] >= SENDER_NS[0] + RECEIVER_NS[0]);
+        assert!(v[n - 1] <= SENDER_NS[17] + RECEIVER_NS[17]);
+        // Its median: both medians' sum within 5%.
+        let med = v[n / 2] as f64;
+        let m2 = (SENDER_NS[8] + RECEIVER_NS[8]) as f64;
+        assert!((med - m2).abs() / m2 < 0.05, "{med} vs {m2}");
+    }
+}

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
@@ -74,6 +75,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--out", metavar="DIR", default="results", help="results root (default: results/)")
     c.add_argument("--no-figure", action="store_true", help="do not draw the comparison figure")
+
+    cf = sub.add_parser(
+        "conformance", help="run a matrix of scenarios on the simulator and the kernel and say where they agree"
+    )
+    cf.add_argument("matrix", metavar="MATRIX", help="matrix file (TOML), e.g. conformance/matrix.toml")
+    cf.add_argument("--out", metavar="DIR", default="results/conformance", help="output directory (resumable)")
+    cf.add_argument("--group", action="append", default=[], metavar="PATTERN", help="only these groups (glob)")
+    cf.add_argument("--part", metavar="K/N", help="run only part K of N of the selected cells")
+    cf.add_argument("--sim-only", action="store_true", help="run only the simulator's side (no root needed)")
+    cf.add_argument("--list", action="store_true", help="list the cells and exit")
 
     lx = sub.add_parser("linux", help="Linux backend utilities")
     lsub = lx.add_subparsers(dest="linux_command", required=True, metavar="ACTION", parser_class=_Parser)
@@ -413,6 +424,56 @@ def _cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def _parse_part(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise _BadArgs(f"ccarena conformance: --part {text!r}: expected K/N with 1 <= K <= N") from None
+    if not 1 <= k <= n:
+        raise _BadArgs(f"ccarena conformance: --part {text!r}: expected K/N with 1 <= K <= N")
+    return k, n
+
+
+def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .conformance import load_matrix, run_conformance, select
+
+    matrix = load_matrix(args.matrix)
+    part = _parse_part(args.part)
+    cells = select(matrix.cells, args.group, part)
+    if not cells:
+        raise _BadArgs(f"ccarena conformance: {args.matrix}: no cell matches --group {' '.join(args.group)}")
+    if args.list:
+        for c in cells:
+            out.print(f"{c.id}\t{c.label()}", markup=False)
+        out.print(f"{len(cells)} of {len(matrix.cells)} cells", markup=False)
+        return 0
+    if not args.sim_only:
+        from .linux.backend import preflight
+
+        preflight()
+    with err.status("conformance") as st:
+        conf = run_conformance(
+            matrix,
+            args.out,
+            groups=args.group,
+            part=part,
+            linux=not args.sim_only,
+            progress=lambda m: st.update(escape(m)),
+        )
+    f = conf.flows
+    n = len(f)
+    ok = int(f["agree"].sum()) if n else 0
+    out.print(f"{ok} of {n} flows agree ({ok / n if n else 0:.1%}) in {conf.frame['cell'].nunique() if n else 0} cells")
+    bad = f[~f["agree"].astype(bool)] if n else f
+    for _, r in bad.head(30).iterrows():
+        out.print(f"  differs: {r['cell']} flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms): {r['disagree']}", markup=False)
+    out.print(f"table: {conf.directory / 'conformance.parquet'}", markup=False)
+    out.print(f"report: {conf.report}", markup=False)
+    return 0
+
+
 def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .linux import cleanup, preflight
 
@@ -519,6 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "reproduce": _cmd_reproduce,
         "compare": _cmd_compare,
         "linux": _cmd_linux,
+        "conformance": _cmd_conformance,
     }[args.command]
     from .linux.backend import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
 

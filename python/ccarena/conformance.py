@@ -1,0 +1,487 @@
+"""Conformance: does the simulator do what the kernel does?
+
+``ccarena conformance MATRIX`` runs every cell of a matrix of scenarios on
+both backends, the kernel's cells several times so its own run-to-run spread
+is known, the simulator's over as many seeds (its host timing noise makes
+seeds differ, docs/model.md), and judges, flow by flow and metric by
+metric, whether the simulator agrees with the kernel.
+
+Matrix file (TOML; ``conformance/matrix.toml`` is the shipped one)::
+
+    description = "..."
+    duration = "15s"        # every cell's simulated time, unless its scenario says otherwise
+    linux_repeats = 3       # kernel runs per cell (>= 3: the spread needs them)
+    sim_seeds = 5           # simulator seeds per cell
+
+    [tolerance]             # see TOLERANCE below for the defaults and their meaning
+    share = 0.05
+
+    [[group]]
+    name = "mixed-rtt"
+    [group.scenario]        # a scenario, as in any scenario file
+    bottleneck = { rate = "50Mbps", buffer = "1BDP" }
+    flows = [{ cc = "cubic", rtt = "10ms" }, { cc = "cubic", rtt = "50ms" }]
+    [group.sweep]           # its cells: a sweep grid (zip allowed; repeats are not)
+    "bottleneck.buffer" = ["0.25BDP", "1BDP", "4BDP"]
+
+Agreement. For each flow and metric, the kernel's runs give a range
+[min, max]; the simulator agrees when the mean over its seeds lies in that
+range widened by the metric's tolerance on both sides. A flow agrees when
+every metric it has agrees. Kernel runs whose self-checks failed
+(``trustworthy = false``) are left out and counted.
+
+Runs are stored under ``OUT/runs/`` by their hash, like a sweep's, so an
+interrupted conformance run resumes where it stopped, and ``--part K/N``
+runs one N-th of the cells (in a fixed order), for running a large matrix
+in parts. The table, the figure and the report cover every cell whose runs
+are all there.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import html
+import math
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .results import Results
+from .scenario import Scenario, ScenarioError
+from .store import is_complete, write_bytes_atomic
+from .sweep import derive_seed, expand, parse_sweep
+
+__all__ = [
+    "METRICS",
+    "TOLERANCE",
+    "Cell",
+    "Matrix",
+    "agreement",
+    "flow_values",
+    "load_matrix",
+    "run_conformance",
+]
+
+#: metric -> (absolute tolerance, relative tolerance): the larger applies,
+#: relative to the kernel's mean. Shares are fractions of the total goodput;
+#: delays in ms; FCT in s.
+TOLERANCE: dict[str, tuple[float, float]] = {
+    "share": (0.05, 0.0),
+    "goodput_mbps": (0.5, 0.10),
+    "retrans_rate": (0.002, 0.5),
+    "srtt_mean_ms": (0.5, 0.10),
+    "qdelay_ms": (0.5, 0.10),
+    "drops": (20.0, 0.5),
+    "fct_s": (0.05, 0.10),
+}
+METRICS = list(TOLERANCE)
+MATRIX_KEYS = ("description", "duration", "linux_repeats", "sim_seeds", "tolerance", "group")
+GROUP_KEYS = ("name", "scenario", "sweep", "description")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One scenario of the matrix: its group, its position and its swept values."""
+
+    group: str
+    index: int
+    values: dict[str, Any]
+    scenario: Scenario = field(repr=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.group}/{self.index}"
+
+    def label(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.values.items()) or "-"
+
+    def seeds(self, n: int) -> list[int]:
+        base = int(self.scenario.normalized["seed"])
+        return [derive_seed(base, r) for r in range(n)]
+
+    def with_seed(self, seed: int) -> Scenario:
+        return Scenario.from_dict(self.scenario.raw, source=self.scenario.source, overrides=[f"seed={seed}"])
+
+
+@dataclass
+class Matrix:
+    source: str
+    description: str
+    linux_repeats: int
+    sim_seeds: int
+    tolerance: dict[str, tuple[float, float]]
+    cells: list[Cell]
+
+
+def _fail(source: str, where: str, what: str) -> ScenarioError:
+    return ScenarioError(source, where, what)
+
+
+def _count(doc: dict[str, Any], key: str, default: int, lo: int, hi: int, source: str) -> int:
+    v = doc.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise _fail(source, key, f"{v!r}: expected an integer from {lo} to {hi}")
+    return v
+
+
+def load_matrix(path: str | Path) -> Matrix:
+    """Read and check a matrix file; every cell validated by the core.
+    Raises ``ScenarioError`` (one line: file, field, what is allowed)."""
+    source = str(path)
+    try:
+        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise _fail(source, "", f"cannot read: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise _fail(source, "", f"not a TOML file: {e}") from None
+    for k in doc:
+        if k not in MATRIX_KEYS:
+            raise _fail(source, k, f"unknown field; expected one of {', '.join(MATRIX_KEYS)}")
+    linux_repeats = _count(doc, "linux_repeats", 3, 1, 100, source)
+    sim_seeds = _count(doc, "sim_seeds", 5, 1, 1000, source)
+    tol = dict(TOLERANCE)
+    raw_tol = doc.get("tolerance", {})
+    if not isinstance(raw_tol, dict):
+        raise _fail(source, "tolerance", "expected a table of metric = absolute tolerance")
+    for k, v in raw_tol.items():
+        if k not in TOLERANCE:
+            raise _fail(source, f"tolerance.{k}", f"unknown metric; expected one of {', '.join(METRICS)}")
+        if isinstance(v, bool) or not isinstance(v, int | float) or not (0 <= v < math.inf):
+            raise _fail(source, f"tolerance.{k}", f"{v!r}: expected a non-negative number")
+        tol[k] = (float(v), TOLERANCE[k][1])
+    groups = doc.get("group")
+    if not isinstance(groups, list) or not groups:
+        raise _fail(source, "group", "expected one or more [[group]] tables")
+    cells: list[Cell] = []
+    names: set[str] = set()
+    for gi, g in enumerate(groups):
+        where = f"group[{gi}]"
+        if not isinstance(g, dict):
+            raise _fail(source, where, "expected a table")
+        for k in g:
+            if k not in GROUP_KEYS:
+                raise _fail(source, f"{where}.{k}", f"unknown field; expected one of {', '.join(GROUP_KEYS)}")
+        name = g.get("name")
+        if not isinstance(name, str) or not name or "/" in name or name in names:
+            raise _fail(source, f"{where}.name", f"{name!r}: expected a unique name without '/'")
+        names.add(name)
+        body = g.get("scenario")
+        if not isinstance(body, dict):
+            raise _fail(source, f"{where}.scenario", "expected a scenario table")
+        sdoc = {"duration": doc.get("duration", "15s"), **body, "name": f"conformance-{name}"}
+        sweep = g.get("sweep")
+        if sweep is not None and "repeats" in sweep:
+            raise _fail(source, f"{where}.sweep.repeats", "not here: use linux_repeats and sim_seeds")
+        try:
+            scn = Scenario.from_dict(sdoc, source=f"{source}: {where}.scenario")
+            spec = parse_sweep(sweep, f"{source}: {where}.sweep")
+            points = expand(scn, spec)
+        except ScenarioError as e:
+            raise _fail(source, f"{where}.{e.path}" if e.path else where, e.message) from None
+        for p in points:
+            cells.append(Cell(name, p.index, p.values, p.scenario))
+    return Matrix(source, str(doc.get("description", "")), linux_repeats, sim_seeds, tol, cells)
+
+
+def select(cells: Sequence[Cell], groups: Sequence[str] = (), part: tuple[int, int] | None = None) -> list[Cell]:
+    """The cells of the given groups (shell patterns), then part K of N."""
+    out = [c for c in cells if not groups or any(fnmatch.fnmatchcase(c.group, g) for g in groups)]
+    if part is not None:
+        k, n = part
+        out = [c for i, c in enumerate(out) if i % n == k - 1]
+    return out
+
+
+def run_dir(out: Path, scn: Scenario, backend: str) -> Path:
+    return out / "runs" / (scn.hash[:16] + ("-linux" if backend == "linux" else ""))
+
+
+def flow_values(res: Results) -> pd.DataFrame:
+    """The judged metrics of every flow of one run."""
+    f = res.flows
+    total = float(f["goodput_mbps"].sum())
+    return pd.DataFrame(
+        {
+            "flow": f["flow"].astype(int),
+            "cc": f["cc"].astype(str),
+            "rtt_ms": f["rtt_ms"].astype(float),
+            "share": f["goodput_mbps"] / total if total > 0 else math.nan,
+            "goodput_mbps": f["goodput_mbps"].astype(float),
+            "retrans_rate": f["retrans_rate"].astype(float),
+            "srtt_mean_ms": f["srtt_mean_ms"].astype(float),
+            "qdelay_ms": (f["srtt_mean_ms"] - f["rtt_ms"]).astype(float),
+            "drops": f["drops"].astype(float),
+            "fct_s": f["fct_s"].astype(float),
+        }
+    )
+
+
+def agreement(sim: Sequence[float], linux: Sequence[float], tol: tuple[float, float]) -> tuple[bool | None, float]:
+    """Whether the simulator's mean lies in the kernel's range widened by the
+    tolerance (the larger of absolute and relative-to-the-kernel's-mean), and
+    that allowance. None where either side has no value."""
+    s = [x for x in sim if not math.isnan(x)]
+    k = [x for x in linux if not math.isnan(x)]
+    if not s or not k:
+        return None, math.nan
+    allow = max(tol[0], tol[1] * abs(float(np.mean(k))))
+    m = float(np.mean(s))
+    return bool(min(k) - allow <= m <= max(k) + allow), allow
+
+
+def _run_cell(
+    cell: Cell,
+    out: Path,
+    matrix: Matrix,
+    *,
+    linux: bool,
+    say: Callable[[str], None],
+) -> None:
+    from .runner import execute as execute_sim
+
+    for seed in cell.seeds(matrix.sim_seeds):
+        scn = cell.with_seed(seed)
+        d = run_dir(out, scn, "sim")
+        if not is_complete(d, scn.hash):
+            execute_sim(scn, d)
+    if not linux:
+        return
+    from .linux import execute as execute_linux
+
+    for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
+        scn = cell.with_seed(seed)
+        d = run_dir(out, scn, "linux")
+        if not is_complete(d):
+            say(f"{cell.id} linux {r + 1}/{matrix.linux_repeats}")
+            execute_linux(scn, d)
+
+
+def collect(matrix: Matrix, cells: Sequence[Cell], out: Path) -> pd.DataFrame:
+    """One row per cell, flow and metric, for every cell whose runs are all
+    there: the simulator's and the kernel's mean, min and max, the allowance
+    and the verdict."""
+    rows: list[dict[str, Any]] = []
+    for cell in cells:
+        sims, lins, untrusted = [], [], 0
+        for seed in cell.seeds(matrix.sim_seeds):
+            scn = cell.with_seed(seed)
+            d = run_dir(out, scn, "sim")
+            if not is_complete(d, scn.hash):
+                break
+            sims.append(flow_values(Results.load(d)))
+        else:
+            for seed in cell.seeds(matrix.linux_repeats):
+                d = run_dir(out, cell.with_seed(seed), "linux")
+                if not is_complete(d):
+                    break
+                res = Results.load(d)
+                if not bool(res.summary["trustworthy"].iloc[0]):
+                    untrusted += 1
+                    continue
+                lins.append(flow_values(res))
+            else:
+                for flow in sims[0]["flow"]:
+                    s_f = [s[s["flow"] == flow].iloc[0] for s in sims]
+                    l_f = [v[v["flow"] == flow].iloc[0] for v in lins]
+                    for m in METRICS:
+                        sv = [float(x[m]) for x in s_f]
+                        lv = [float(x[m]) for x in l_f]
+                        ok, allow = agreement(sv, lv, matrix.tolerance[m])
+                        if ok is None and all(math.isnan(x) for x in sv):
+                            continue  # a metric the flow does not have (FCT of a bulk flow)
+                        rows.append(
+                            {
+                                "cell": cell.id,
+                                "group": cell.group,
+                                "values": cell.label(),
+                                "flow": int(flow),
+                                "cc": str(s_f[0]["cc"]),
+                                "rtt_ms": float(s_f[0]["rtt_ms"]),
+                                "metric": m,
+                                "sim_mean": float(np.nanmean(sv)) if sv else math.nan,
+                                "sim_min": float(np.nanmin(sv)) if sv else math.nan,
+                                "sim_max": float(np.nanmax(sv)) if sv else math.nan,
+                                "linux_mean": float(np.nanmean(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
+                                "linux_min": float(np.nanmin(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
+                                "linux_max": float(np.nanmax(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
+                                "allowance": allow,
+                                "agree": ok,
+                                "n_sim": len(sv),
+                                "n_linux": len(lv),
+                                "linux_untrusted": untrusted,
+                            }
+                        )
+    return pd.DataFrame(rows)
+
+
+def flow_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell and flow: agrees when every judged metric agrees;
+    the metrics that do not, named."""
+    if frame.empty:
+        return pd.DataFrame(columns=["cell", "group", "values", "flow", "cc", "rtt_ms", "agree", "disagree"])
+    judged = frame[frame["agree"].notna()]
+
+    def one(g: pd.DataFrame) -> pd.Series:
+        bad = g.loc[~g["agree"].astype(bool), "metric"].tolist()
+        return pd.Series({"agree": not bad, "disagree": ", ".join(bad)})
+
+    keys = ["cell", "group", "values", "flow", "cc", "rtt_ms"]
+    return judged.groupby(keys, sort=False).apply(one, include_groups=False).reset_index()
+
+
+def plot(frame: pd.DataFrame, path: Path) -> Path:
+    """Simulator vs kernel, one panel per metric, each flow a point
+    (kernel range as a bar), green where they agree, red where not."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(14, 7.5), constrained_layout=True)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(2, 4).ravel()
+    for ax, m in zip(axes, METRICS, strict=False):
+        g = frame[(frame["metric"] == m) & frame["agree"].notna()]
+        for ok, colour in ((True, "tab:green"), (False, "tab:red")):
+            h = g[g["agree"].astype(bool) == ok]
+            if h.empty:
+                continue
+            ax.errorbar(
+                h["linux_mean"],
+                h["sim_mean"],
+                xerr=[h["linux_mean"] - h["linux_min"], h["linux_max"] - h["linux_mean"]],
+                fmt="o",
+                ms=3,
+                lw=0.6,
+                color=colour,
+                alpha=0.7,
+                label=f"{'agree' if ok else 'differ'} ({len(h)})",
+            )
+        if not g.empty:
+            lo = float(np.nanmin([g["linux_min"].min(), g["sim_mean"].min()]))
+            hi = float(np.nanmax([g["linux_max"].max(), g["sim_mean"].max()]))
+            ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8)
+            if m in ("retrans_rate", "drops", "fct_s", "goodput_mbps") and lo > 0:
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+            ax.legend(fontsize=7, loc="upper left")
+        ax.set_title(m, fontsize=10, loc="left")
+        ax.set_xlabel("kernel (mean, range)", fontsize=8)
+        ax.set_ylabel("simulator (mean over seeds)", fontsize=8)
+    for ax in axes[len(METRICS) :]:
+        ax.axis("off")
+    fig.suptitle("ccarena conformance: simulator vs Linux, per flow")
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def _html_table(df: pd.DataFrame) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    body = []
+    for _, r in df.iterrows():
+        cells = []
+        for c in df.columns:
+            v = r[c]
+            if isinstance(v, float):
+                s = "" if math.isnan(v) else f"{v:.4g}"
+            else:
+                s = str(v)
+            cells.append(f"<td>{html.escape(s)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def report(matrix: Matrix, frame: pd.DataFrame, out: Path, figure: Path | None) -> Path:
+    flows = flow_verdicts(frame)
+    n = len(flows)
+    agree = int(flows["agree"].sum()) if n else 0
+    by_group = (
+        flows.groupby("group", sort=False)["agree"].agg(["count", "sum"]).rename(columns={"count": "flows", "sum": "agree"})
+        if n
+        else pd.DataFrame()
+    )
+    by_metric = (
+        frame[frame["agree"].notna()].groupby("metric", sort=False)["agree"].agg(["count", "sum"]).reset_index()
+        if not frame.empty
+        else pd.DataFrame()
+    )
+    tol = pd.DataFrame(
+        [{"metric": m, "absolute": a, "relative": r} for m, (a, r) in matrix.tolerance.items()]
+    )
+    parts = [
+        "<!doctype html><meta charset='utf-8'><title>ccarena conformance</title>",
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:12px}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style>",
+        "<h1>ccarena conformance</h1>",
+        f"<p>{html.escape(matrix.source)}: {html.escape(matrix.description)}</p>",
+        f"<p><b>{agree} of {n} flows agree</b> ({(agree / n if n else 0):.1%}) in "
+        f"{frame['cell'].nunique() if not frame.empty else 0} of {len(matrix.cells)} cells run. "
+        f"Kernel: {matrix.linux_repeats} runs per cell; simulator: {matrix.sim_seeds} seeds. A metric agrees "
+        "when the simulator's mean lies in the kernel's range widened by the allowance "
+        "(the larger of the absolute tolerance and the relative one times the kernel's mean).</p>",
+        "<h2>Tolerances</h2>",
+        _html_table(tol),
+    ]
+    if figure is not None:
+        parts.append(f"<h2>Simulator vs kernel</h2><img src='{html.escape(figure.name)}' style='max-width:100%'>")
+    if n:
+        parts += ["<h2>Per group</h2>", _html_table(by_group.reset_index())]
+        parts += ["<h2>Per metric</h2>", _html_table(by_metric)]
+        bad = flows[~flows["agree"].astype(bool)]
+        parts += [f"<h2>Flows that differ ({len(bad)})</h2>", _html_table(bad)]
+        parts += ["<h2>Every flow and metric</h2>", _html_table(frame)]
+    path = out / "report.html"
+    write_bytes_atomic(path, "\n".join(parts).encode())
+    return path
+
+
+@dataclass
+class Conformance:
+    matrix: Matrix
+    frame: pd.DataFrame
+    flows: pd.DataFrame
+    directory: Path
+    figure: Path | None = None
+    report: Path | None = None
+
+    @property
+    def agree_fraction(self) -> float:
+        return float(self.flows["agree"].mean()) if len(self.flows) else math.nan
+
+
+def run_conformance(
+    matrix: Matrix,
+    out: str | Path,
+    *,
+    groups: Sequence[str] = (),
+    part: tuple[int, int] | None = None,
+    linux: bool = True,
+    figure: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Conformance:
+    """Run the selected cells (skipping runs already there), then judge
+    every cell of the matrix whose runs are complete and write
+    ``conformance.parquet``, ``flows.csv``, ``conformance.png`` and
+    ``report.html`` into ``out``."""
+    say = progress or (lambda m: None)
+    out = Path(out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    chosen = select(matrix.cells, groups, part)
+    for k, cell in enumerate(chosen):
+        say(f"[{k + 1}/{len(chosen)}] {cell.id} {cell.label()}")
+        _run_cell(cell, out, matrix, linux=linux, say=say)
+    frame = collect(matrix, matrix.cells, out)
+    flows = flow_verdicts(frame)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tmp = out / ".conformance.parquet.tmp"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp, compression="zstd")
+    tmp.replace(out / "conformance.parquet")
+    write_bytes_atomic(out / "flows.csv", flows.to_csv(index=False).encode())
+    fig = plot(frame, out / "conformance.png") if figure and not frame.empty else None
+    rep = report(matrix, frame, out, fig)
+    return Conformance(matrix, frame, flows, out, fig, rep)

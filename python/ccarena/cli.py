@@ -77,11 +77,16 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--no-figure", action="store_true", help="do not draw the comparison figure")
 
     cf = sub.add_parser(
-        "conformance", help="run a matrix of scenarios on the simulator and the kernel and say where they agree"
+        "conformance",
+        help="run a matrix of scenarios on the simulator and the kernel and say where they agree",
     )
     cf.add_argument("matrix", metavar="MATRIX", help="matrix file (TOML), e.g. conformance/matrix.toml")
-    cf.add_argument("--out", metavar="DIR", default="results/conformance", help="output directory (resumable)")
-    cf.add_argument("--group", action="append", default=[], metavar="PATTERN", help="only these groups (glob)")
+    cf.add_argument(
+        "--out", metavar="DIR", default="results/conformance", help="output directory (resumable)"
+    )
+    cf.add_argument(
+        "--group", action="append", default=[], metavar="PATTERN", help="only these groups (glob)"
+    )
     cf.add_argument("--part", metavar="K/N", help="run only part K of N of the selected cells")
     cf.add_argument("--sim-only", action="store_true", help="run only the simulator's side (no root needed)")
     cf.add_argument("--list", action="store_true", help="list the cells and exit")
@@ -465,10 +470,14 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
     f = conf.flows
     n = len(f)
     ok = int(f["agree"].sum()) if n else 0
-    out.print(f"{ok} of {n} flows agree ({ok / n if n else 0:.1%}) in {conf.frame['cell'].nunique() if n else 0} cells")
+    ncells = conf.frame["cell"].nunique() if n else 0
+    out.print(f"{ok} of {n} flows agree ({ok / n if n else 0:.1%}) in {ncells} cells", markup=False)
     bad = f[~f["agree"].astype(bool)] if n else f
     for _, r in bad.head(30).iterrows():
-        out.print(f"  differs: {r['cell']} flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms): {r['disagree']}", markup=False)
+        out.print(
+            f"  differs: {r['cell']} flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms): {r['disagree']}",
+            markup=False,
+        )
     out.print(f"table: {conf.directory / 'conformance.parquet'}", markup=False)
     out.print(f"report: {conf.report}", markup=False)
     return 0

@@ -188,7 +188,9 @@ def load_matrix(path: str | Path) -> Matrix:
     return Matrix(source, str(doc.get("description", "")), linux_repeats, sim_seeds, tol, cells)
 
 
-def select(cells: Sequence[Cell], groups: Sequence[str] = (), part: tuple[int, int] | None = None) -> list[Cell]:
+def select(
+    cells: Sequence[Cell], groups: Sequence[str] = (), part: tuple[int, int] | None = None
+) -> list[Cell]:
     """The cells of the given groups (shell patterns), then part K of N."""
     out = [c for c in cells if not groups or any(fnmatch.fnmatchcase(c.group, g) for g in groups)]
     if part is not None:
@@ -221,7 +223,9 @@ def flow_values(res: Results) -> pd.DataFrame:
     )
 
 
-def agreement(sim: Sequence[float], linux: Sequence[float], tol: tuple[float, float]) -> tuple[bool | None, float]:
+def agreement(
+    sim: Sequence[float], linux: Sequence[float], tol: tuple[float, float]
+) -> tuple[bool | None, float]:
     """Whether the simulator's mean lies in the kernel's range widened by the
     tolerance (the larger of absolute and relative-to-the-kernel's-mean), and
     that allowance. None where either side has no value."""
@@ -306,9 +310,15 @@ def collect(matrix: Matrix, cells: Sequence[Cell], out: Path) -> pd.DataFrame:
                                 "sim_mean": float(np.nanmean(sv)) if sv else math.nan,
                                 "sim_min": float(np.nanmin(sv)) if sv else math.nan,
                                 "sim_max": float(np.nanmax(sv)) if sv else math.nan,
-                                "linux_mean": float(np.nanmean(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
-                                "linux_min": float(np.nanmin(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
-                                "linux_max": float(np.nanmax(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
+                                "linux_mean": float(np.nanmean(lv))
+                                if lv and not np.all(np.isnan(lv))
+                                else math.nan,
+                                "linux_min": float(np.nanmin(lv))
+                                if lv and not np.all(np.isnan(lv))
+                                else math.nan,
+                                "linux_max": float(np.nanmax(lv))
+                                if lv and not np.all(np.isnan(lv))
+                                else math.nan,
                                 "allowance": allow,
                                 "agree": ok,
                                 "n_sim": len(sv),
@@ -385,10 +395,7 @@ def _html_table(df: pd.DataFrame) -> str:
         cells = []
         for c in df.columns:
             v = r[c]
-            if isinstance(v, float):
-                s = "" if math.isnan(v) else f"{v:.4g}"
-            else:
-                s = str(v)
+            s = ("" if math.isnan(v) else f"{v:.4g}") if isinstance(v, float) else str(v)
             cells.append(f"<td>{html.escape(s)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
@@ -399,12 +406,17 @@ def report(matrix: Matrix, frame: pd.DataFrame, out: Path, figure: Path | None) 
     n = len(flows)
     agree = int(flows["agree"].sum()) if n else 0
     by_group = (
-        flows.groupby("group", sort=False)["agree"].agg(["count", "sum"]).rename(columns={"count": "flows", "sum": "agree"})
+        flows.groupby("group", sort=False)["agree"]
+        .agg(["count", "sum"])
+        .rename(columns={"count": "flows", "sum": "agree"})
         if n
         else pd.DataFrame()
     )
     by_metric = (
-        frame[frame["agree"].notna()].groupby("metric", sort=False)["agree"].agg(["count", "sum"]).reset_index()
+        frame[frame["agree"].notna()]
+        .groupby("metric", sort=False)["agree"]
+        .agg(["count", "sum"])
+        .reset_index()
         if not frame.empty
         else pd.DataFrame()
     )
@@ -426,7 +438,9 @@ def report(matrix: Matrix, frame: pd.DataFrame, out: Path, figure: Path | None) 
         _html_table(tol),
     ]
     if figure is not None:
-        parts.append(f"<h2>Simulator vs kernel</h2><img src='{html.escape(figure.name)}' style='max-width:100%'>")
+        parts.append(
+            f"<h2>Simulator vs kernel</h2><img src='{html.escape(figure.name)}' style='max-width:100%'>"
+        )
     if n:
         parts += ["<h2>Per group</h2>", _html_table(by_group.reset_index())]
         parts += ["<h2>Per metric</h2>", _html_table(by_metric)]

@@ -1,0 +1,184 @@
+"""`ccarena conformance`: the shipped matrix, the agreement rule, bad
+matrix files, the outputs; and, as root, the CI subset against the kernel
+(conformance/ci.toml, about five minutes)."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import ccarena
+from ccarena.cli import main
+from ccarena.conformance import agreement, load_matrix, run_conformance
+from ccarena.scenario import ScenarioError
+
+ROOT = Path(__file__).resolve().parent.parent
+MATRIX = ROOT / "conformance" / "matrix.toml"
+CI = ROOT / "conformance" / "ci.toml"
+
+
+def _norm(cells):
+    return [c.scenario.normalized for c in cells]
+
+
+def test_the_shipped_matrix_covers_what_the_issue_lists():
+    m = load_matrix(MATRIX)
+    assert len(m.cells) >= 200
+    assert m.linux_repeats >= 3
+    ns = _norm(m.cells)
+
+    def rtts(n):
+        return sorted({f["rtt_ns"] // 1_000_000 for f in n["flows"]})
+
+    def ccs(n):
+        return {f["cc"] for f in n["flows"]}
+
+    for pair in ([10, 50], [10, 100], [20, 80]):
+        assert any(rtts(n) == pair and ccs(n) == {"cubic"} for n in ns), pair
+        assert any(rtts(n) == pair and ccs(n) == {"reno"} for n in ns), pair
+    assert any(ccs(n) == {"cubic", "bbr1"} for n in ns)
+    assert any(ccs(n) == {"reno", "cubic"} for n in ns)
+    assert {len(n["flows"]) for n in ns} >= {2, 4, 10}
+    assert any(
+        max(f["start_ns"] for f in n["flows"]) >= 5e9 and all(f["size_bytes"] is None for f in n["flows"])
+        for n in ns
+    )
+    assert any(any(f["size_bytes"] for f in n["flows"]) for n in ns)
+    bufs = {n["bottleneck"]["buffer"] for n in ns}
+    assert {"0.25BDP", "16BDP"} <= bufs
+    rates = {n["bottleneck"]["rate_bps"] for n in ns}
+    assert min(rates) == 10_000_000 and max(rates) == 500_000_000
+    kinds = {n["bottleneck"]["qdisc"]["kind"] for n in ns}
+    assert {"taildrop", "red", "codel", "fq_codel", "cake", "pie"} <= kinds
+    for q in ("red", "codel", "fq_codel", "cake", "pie"):
+        ecn = {n["bottleneck"]["ecn"] for n in ns if n["bottleneck"]["qdisc"]["kind"] == q}
+        assert ecn == {False, True}, q
+    flows = [f for n in ns for f in n["flows"]]
+    assert any(f.get("loss", {}).get("model") == "bernoulli" for f in flows)
+    assert any(f.get("loss", {}).get("model") == "gilbert_elliott" for f in flows)
+    assert any(f.get("jitter") for f in flows) and any(f.get("ack_jitter") for f in flows)
+    assert any(f.get("rtt_schedule") for f in flows)
+    assert any(n["bottleneck"].get("rate_schedule") for n in ns)
+    paced = {(f["cc"], f["pacing"]["mode"]) for f in flows if f["cc"] in ("reno", "cubic")}
+    assert {("cubic", "fq"), ("cubic", "none"), ("reno", "fq"), ("reno", "none")} <= paced
+
+
+def test_agreement_is_the_kernel_range_widened_by_the_tolerance():
+    tol = (0.05, 0.0)
+    assert agreement([0.80], [0.70, 0.75, 0.78], tol) == (True, 0.05)
+    assert agreement([0.84], [0.70, 0.75, 0.78], tol)[0] is False
+    assert agreement([0.66], [0.70, 0.75, 0.78], tol)[0] is True
+    assert agreement([0.64], [0.70, 0.75, 0.78], tol)[0] is False
+    # Relative: 10% of the kernel's mean (20 ms) is 2 ms, more than 0.5 ms.
+    assert agreement([22.5], [20.0, 20.5], (0.5, 0.10)) == (True, pytest.approx(2.025))
+    assert agreement([22.6], [20.0, 20.5], (0.5, 0.10))[0] is False
+    assert agreement([math.nan], [1.0], tol) == (None, pytest.approx(math.nan, nan_ok=True))
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (
+            "linux_repeats = 0\n[[group]]\nname='a'\n"
+            "scenario={bottleneck={rate='1Mbps'},flows=[{cc='reno'}]}",
+            "linux_repeats",
+        ),
+        ("bogus = 1", "bogus"),
+        ("[tolerance]\nshare = -1\n[[group]]\nname='a'\nscenario={}", "tolerance.share"),
+        ("[[group]]\nname='a/b'\nscenario={}", "group[0].name"),
+        (
+            "[[group]]\nname='a'\nscenario={bottleneck={rate='1Mbps'},flows=[{cc='nope'}]}",
+            "group[0].flows[0].cc",
+        ),
+        (
+            "[[group]]\nname='a'\nscenario={bottleneck={rate='1Mbps'},flows=[{cc='reno'}]}\nsweep={repeats=2}",
+            "group[0].sweep.repeats",
+        ),
+    ],
+)
+def test_a_bad_matrix_is_one_line_naming_the_field(tmp_path, capsys, text, where):
+    p = tmp_path / "m.toml"
+    p.write_text(text)
+    with pytest.raises(ScenarioError) as e:
+        load_matrix(p)
+    assert where in str(e.value) and "\n" not in str(e.value)
+    out = tmp_path / "out"
+    assert main(["conformance", str(p), "--sim-only", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(p) in err and where in err
+    assert not out.exists()
+
+
+def test_sim_only_runs_resume_and_judge_nothing(tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text(
+        "duration = '2s'\nsim_seeds = 2\n[[group]]\nname = 'g'\n"
+        "scenario = { bottleneck = { rate = '20Mbps' }, "
+        "flows = [{ cc = 'cubic', rtt = '10ms' }, { cc = 'cubic', rtt = '30ms' }] }\n"
+        "sweep = { 'bottleneck.buffer' = ['1BDP', '2BDP'] }\n"
+    )
+    m = load_matrix(p)
+    assert len(m.cells) == 2
+    c = run_conformance(m, tmp_path / "out", linux=False)
+    runs = sorted((tmp_path / "out" / "runs").iterdir())
+    assert len(runs) == 4  # 2 cells x 2 seeds
+    assert c.frame.empty and (tmp_path / "out" / "report.html").is_file()
+    before = {r.name: r.stat().st_mtime_ns for r in runs}
+    run_conformance(m, tmp_path / "out", linux=False)
+    assert {r.name: r.stat().st_mtime_ns for r in sorted((tmp_path / "out" / "runs").iterdir())} == before
+
+
+def test_seeds_differ_with_host_noise_and_not_without():
+    doc = {
+        "duration": "10s",
+        "bottleneck": {"rate": "50Mbps", "buffer": "62500B"},
+        "flows": [
+            {"cc": "cubic", "rtt": "10ms", "pacing": "none"},
+            {"cc": "cubic", "rtt": "50ms", "pacing": "none"},
+        ],
+    }
+
+    def share(seed, latency):
+        r = ccarena.run({**doc, "seed": seed, "hosts": {"latency": latency}})
+        g = r.flows["goodput_mbps"]
+        return float(g.iloc[0] / g.sum())
+
+    ideal = {share(s, "none") for s in (1, 2, 3)}
+    noisy = {share(s, "measured") for s in (1, 2, 3)}
+    assert len(ideal) == 1
+    assert len(noisy) == 3
+    # Same seed, same bits.
+    assert share(2, "measured") == share(2, "measured")
+
+
+def _why_not_linux() -> str | None:
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return "needs root on Linux"
+    from ccarena.linux import backend as lb
+
+    try:
+        lb.preflight()
+    except lb.LinuxBackendError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.linux
+@pytest.mark.skipif(_why_not_linux() is not None, reason=_why_not_linux() or "")
+def test_ci_subset_agrees_with_the_kernel(tmp_path):
+    """conformance/ci.toml on both backends. Fails when agreement regresses
+    below what docs/validation.md records for it (2026-11-25: 12 of 24
+    flows agree on every metric; every throughput share of the mixed-RTT
+    cells agrees, the issue's headline case): the mixed-RTT shares must all
+    agree and at least 40% of the flows on every metric. Kernel runs that
+    fail their self-checks are left out by the judge."""
+    c = run_conformance(load_matrix(CI), tmp_path, figure=False)
+    f = c.flows
+    assert len(f) >= 18
+    share = c.frame[(c.frame["group"] == "mixed-rtt") & (c.frame["metric"] == "share")]
+    assert len(share) == 8 and share["agree"].astype(bool).all(), share.to_string()
+    assert c.agree_fraction >= 0.40, f[~f["agree"]].to_string()

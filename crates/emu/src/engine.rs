@@ -55,7 +55,11 @@ fn trace_line(
     due: Time,
 ) -> io::Result<()> {
     let s = if side == SENDERS { 's' } else { 'r' };
-    writeln!(w, "{},{ev},{s},{flow},{},{},{},{}", t.0, f.seq, f.ack, f.payload, due.0)
+    writeln!(
+        w,
+        "{},{ev},{s},{flow},{},{},{},{}",
+        t.0, f.seq, f.ack, f.payload, due.0
+    )
 }
 
 /// Frames waiting in the pipeline, by slot (`Packet::tag`).
@@ -229,7 +233,8 @@ impl Engine {
             sys::if_counter(&cfg.if_receivers, "tx_dropped").unwrap_or(0),
         ];
         let trace = if cfg.trace {
-            let mut w = BufWriter::with_capacity(1 << 20, File::create(cfg.out_dir.join("frames.csv"))?);
+            let mut w =
+                BufWriter::with_capacity(1 << 20, File::create(cfg.out_dir.join("frames.csv"))?);
             writeln!(w, "t_ns,ev,side,flow,seq,ack,payload,due_ns")?;
             Some(w)
         } else {

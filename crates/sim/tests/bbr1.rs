@@ -32,7 +32,7 @@ fn lone_bbr1_estimates_bandwidth_and_min_rtt() {
         s.f64s("time_s")
             .iter()
             .zip(s.f64s(col))
-            .zip(&modes)
+            .zip(modes.iter())
             .filter(|((t, _), m)| **t > 5.0 && m.as_str() != "PROBE_RTT")
             .map(|((_, v), _)| *v)
             .collect()

@@ -82,7 +82,9 @@ def main() -> int:
             ok = bool(res.summary["trustworthy"].iloc[0])
             g = res.flows["goodput_mbps"]
             shares = " ".join(f"{x / g.sum():.3f}" for x in g)
-            print(f"run {k}: trustworthy={ok} shares {shares} sender n={len(s)} receiver n={len(r)}", flush=True)
+            print(
+                f"run {k}: trustworthy={ok} shares {shares} sender n={len(s)} receiver n={len(r)}", flush=True
+            )
             all_s.append(s)
             all_r.append(r)
     s = np.concatenate(all_s) / 1e3

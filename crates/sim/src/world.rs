@@ -159,7 +159,10 @@ impl<'a> World<'a> {
             };
             let (fwd, mut rev) = flow_paths(sc, i, Rate(f.access_rate_bps));
             if sc.hosts.latency == HostLatency::Measured {
-                rev = rev.with_host_noise(HostNoise::new(Rng::stream(sc.seed, &format!("flow{i}.host"))));
+                rev = rev.with_host_noise(HostNoise::new(Rng::stream(
+                    sc.seed,
+                    &format!("flow{i}.host"),
+                )));
             }
             let echo = match f.cc.as_str() {
                 "dctcp" | "bbr2" | "bbr3" => EcnEcho::Accurate,

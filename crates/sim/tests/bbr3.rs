@@ -105,7 +105,11 @@ fn bbr3_probes_rtt_every_5_s_at_half_the_bdp() {
 fn bbr3_probe_rtt_never_sooner_than_5_s_on_noisy_hosts() {
     let r = lone_bbr3_hosts("21s", "measured");
     let tr = transitions(&r, 0);
-    let enter: Vec<f64> = tr.iter().filter(|x| x.2 == "PROBE_RTT").map(|x| x.0).collect();
+    let enter: Vec<f64> = tr
+        .iter()
+        .filter(|x| x.2 == "PROBE_RTT")
+        .map(|x| x.0)
+        .collect();
     assert!(!enter.is_empty() && enter[0] >= 5.0, "{enter:?}");
     for w in enter.windows(2) {
         assert!(w[1] - w[0] >= 5.2, "{enter:?}");

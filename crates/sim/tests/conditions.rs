@@ -133,7 +133,10 @@ fn ecn_cubic_through_fq_codel_is_marked_not_dropped() {
     let retrans: i64 = f.i64s("segs_retrans").iter().sum();
     let sent: i64 = f.i64s("segs_sent").iter().sum();
     let aqm_drops: i64 = f.i64s("drops_aqm").iter().sum();
-    assert!(marks > 0 && aqm_drops == 0, "marks {marks}, AQM drops {aqm_drops}");
+    assert!(
+        marks > 0 && aqm_drops == 0,
+        "marks {marks}, AQM drops {aqm_drops}"
+    );
     assert!(
         (retrans as f64) < 0.001 * sent as f64,
         "retransmitted {retrans} of {sent}"

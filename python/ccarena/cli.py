@@ -233,6 +233,8 @@ def _validate_summary(scn: Scenario) -> list[Any]:
     head.add_row(
         "qdisc", str(qd.get("kind", qd) if isinstance(qd, dict) else qd) + (", ECN" if b.get("ecn") else "")
     )
+    latency = (n.get("hosts") or {}).get("latency", "")
+    head.add_row("host latency", f"{latency} (simulator; model version {n.get('model', 1)})")
     flows = n.get("flows", [])
     ft = Table(title=f"{len(flows)} flows", title_justify="left")
     for col in ("id", "group", "label", "cc", "rtt ms", "start s", "size bytes", "pacing"):

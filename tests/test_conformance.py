@@ -171,14 +171,16 @@ def _why_not_linux() -> str | None:
 @pytest.mark.skipif(_why_not_linux() is not None, reason=_why_not_linux() or "")
 def test_ci_subset_agrees_with_the_kernel(tmp_path):
     """conformance/ci.toml on both backends. Fails when agreement regresses
-    below what docs/validation.md records for it (2026-11-25: 12 of 24
-    flows agree on every metric; every throughput share of the mixed-RTT
-    cells agrees, the issue's headline case): the mixed-RTT shares must all
-    agree and at least 40% of the flows on every metric. Kernel runs that
-    fail their self-checks are left out by the judge."""
+    below what docs/validation.md records for it (2026-11-25: 12 of 24 flows
+    agree on every metric by the mean rule, 20 of 24 overlap; every
+    throughput share of the mixed-RTT cells agrees, the issue's headline
+    case). A 3-run kernel range is itself noisy, so the guard uses the
+    distribution-level reading (the simulator's range over seeds meets the
+    kernel's widened range): every mixed-RTT share must overlap, and at
+    least 60% of the flows on every metric."""
     c = run_conformance(load_matrix(CI), tmp_path, figure=False)
     f = c.flows
     assert len(f) >= 18
     share = c.frame[(c.frame["group"] == "mixed-rtt") & (c.frame["metric"] == "share")]
-    assert len(share) == 8 and share["agree"].astype(bool).all(), share.to_string()
-    assert c.agree_fraction >= 0.40, f[~f["agree"]].to_string()
+    assert len(share) == 8 and share["overlap"].astype(bool).all(), share.to_string()
+    assert c.overlap_fraction >= 0.60, f[~f["overlap"].astype(bool)].to_string()

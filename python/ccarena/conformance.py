@@ -351,14 +351,20 @@ def flow_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
         cols = ["cell", "group", "values", "flow", "cc", "rtt_ms", "agree", "overlap", "disagree"]
         return pd.DataFrame(columns=cols)
     judged = frame[frame["agree"].notna()]
-
-    def one(g: pd.DataFrame) -> pd.Series:
+    keys = ["cell", "group", "values", "flow", "cc", "rtt_ms"]
+    rows = []
+    for key, g in judged.groupby(keys, sort=False):
         bad = g.loc[~g["agree"].astype(bool), "metric"].tolist()
         apart = g.loc[~g["overlap"].astype(bool), "metric"].tolist()
-        return pd.Series({"agree": not bad, "overlap": not apart, "disagree": ", ".join(bad)})
-
-    keys = ["cell", "group", "values", "flow", "cc", "rtt_ms"]
-    return judged.groupby(keys, sort=False).apply(one, include_groups=False).reset_index()
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "agree": not bad,
+                "overlap": not apart,
+                "disagree": ", ".join(bad),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def plot(frame: pd.DataFrame, path: Path) -> Path:

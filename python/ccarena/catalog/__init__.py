@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
 from rich.text import Text
 
 from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
@@ -27,6 +28,7 @@ __all__ = [
     "Entry",
     "Unavailable",
     "catalog_table",
+    "findings_table",
     "lookup",
     "reproduce",
 ]
@@ -86,6 +88,73 @@ def unavailable_message(entry: Entry, miss: list[str]) -> str:
     return f"{entry.id}: not built yet: needs {what} ({', '.join(miss)}); nothing was run"
 
 
+def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
+    """One row per finding of ``entry``: its text, whether it holds over
+    every run it selects, the measured value furthest on the wrong side (or
+    closest to the limit when it holds) and where."""
+    rows = []
+    for o in outcomes:
+        e = o.expectation
+        worst = o.worst()
+        text = e.name or e.describe()
+        claim = f"{e.metric} {e.op} {e.value:g}" + (f" ±{e.tolerance:g}" if e.tolerance else "")
+        if e.when:
+            claim += " when " + ", ".join(f"{k}={_short(v)}" for k, v in e.when.items())
+        if not o.checks:
+            holds, value, at = "n/a", "", "no run of the quick/full form has these values"
+        else:
+            holds = "yes" if o.passed else "no"
+            label, check = worst  # type: ignore[misc]
+            value = "" if check.actual is None else f"{check.actual:.4g}"
+            at = label + (f" ({check.detail})" if check.detail else "")
+        n = len(o.checks)
+        rows.append(
+            {
+                "id": entry.id,
+                "finding": text,
+                "check": claim,
+                "holds": holds,
+                "runs": f"{n - len(o.failures)}/{n}" if n else "0/0",
+                "measured": value,
+                "at": at,
+            }
+        )
+    return rows
+
+
+def _short(v: Any) -> str:
+    s = str(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+def findings_table(rows: list[dict[str, Any]], title: str = "paper findings") -> Table:
+    """Which of the papers' findings hold: id, finding, yes/no, measured value."""
+    t = Table(title=title, title_justify="left", show_lines=False)
+    for name in ("id", "finding", "check", "holds", "runs", "measured", "at"):
+        t.add_column(name, justify="right" if name in ("runs", "measured") else "left")
+    style = {"yes": "green", "no": "red", "n/a": "yellow"}
+    for r in rows:
+        holds = f"[{style[r['holds']]}]{r['holds']}[/{style[r['holds']]}]"
+        t.add_row(r["id"], r["finding"], r["check"], holds, r["runs"], r["measured"], r["at"])
+    return t
+
+
+def _findings_summary(rows: list[dict[str, Any]]) -> str:
+    n = {k: sum(r["holds"] == k for r in rows) for k in ("yes", "no", "n/a")}
+    text = f"{n['yes']} of {len(rows)} finding(s) hold, {n['no']} do not"
+    return text + (f", {n['n/a']} not checked (no run at their points)" if n["n/a"] else "")
+
+
+def write_findings_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["id", "finding", "check", "holds", "runs", "measured", "at"])
+        w.writeheader()
+        w.writerows(rows)
+
+
 def experiment_dir(entry: Entry, doc: dict[str, Any], quick: bool, root: Path) -> Path:
     name = str(doc.get("name", entry.id.replace("/", "-")))
     return root / (name + ("-quick" if quick else ""))
@@ -93,7 +162,12 @@ def experiment_dir(entry: Entry, doc: dict[str, Any], quick: bool, root: Path) -
 
 def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
     """``ccarena reproduce``: run each id of ``target`` that can run; the exit
-    status is the worst of theirs (3 when one waits for a mechanism)."""
+    status is the worst of theirs (3 when one waits for a mechanism).
+
+    Each id's paper findings (``Entry.findings``) are checked on its runs and
+    printed, with a table of all of them at the end of a paper's run, and
+    written as ``findings.csv`` beside the figures. They do not change the
+    exit status: only the scenario's own [[expect]] rows do."""
     from ..cli import EXIT_UNAVAILABLE, print_expectations, run_experiment
     from ..expect import check_experiment, parse_expectations
     from ..report import write_report
@@ -103,6 +177,7 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
     root = Path(args.out) if args.out else DEFAULT_ROOT
     worst = 0
     ran = 0
+    all_rows: list[dict[str, Any]] = []
     for entry in entries:
         miss = status(entry)
         if miss:
@@ -122,22 +197,37 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
         fig_dir.mkdir(parents=True, exist_ok=True)
         drawn = entry.figure(exp, fig_dir, args.quick, **opts) if len(exp.runs) else []
         outcomes = check_experiment(parse_expectations(scn.expect, scn.source), exp)
+        found = check_experiment(parse_expectations(entry.findings, f"{entry.id} findings"), exp)
+        rows = finding_rows(entry, found)
         index = write_report(
             exp,
             fig_dir / "report",
             figures=drawn,
             title=f"{entry.id}{' (quick)' if args.quick else ''}: {entry.title}",
             intro=entry.notes,
-            outcomes=outcomes,
+            outcomes=outcomes + found,
         )
         for d in drawn:
             out.print(f"figure: {d.png} (+ .svg, data: {d.png.with_suffix('.csv').name})")
         out.print(f"experiment: {directory} ({exp.ran} run, {exp.cached} cached); report: {index}")
         code = max(code, print_expectations(outcomes, out))
+        if rows:
+            write_findings_csv(rows, fig_dir / "findings.csv")
+            out.print(findings_table(rows, f"{entry.id}: the paper's findings"))
+            out.print(_findings_summary(rows) + " (findings do not change the exit status)")
+        all_rows += rows
         worst = max(worst, code)
         ran += 1
     if ran == 0 and len(entries) > 1:
         err.print(f"{target}: none of its experiments can run with this core")
+    if len(entries) > 1 and all_rows:
+        write_findings_csv(all_rows, root / f"findings-{target}{'-quick' if args.quick else ''}.csv")
+        out.print(
+            findings_table(
+                all_rows, f"{target}{' (quick)' if args.quick else ''}: did the paper's findings hold?"
+            )
+        )
+        out.print(_findings_summary(all_rows))
     return worst
 
 

@@ -21,6 +21,8 @@ from .base import (
     bdp,
     box,
     cdf,
+    finding,
+    findings,
     lines,
     mbps,
     mean,
@@ -730,4 +732,146 @@ register(
     figure_fig15,
     notes=_TRACE,
     options=("trace",),
+)
+
+
+# --------------------------------------------------------------------------- the paper's findings
+# From the paper (BBRv3 insights): one BBRv3 flow keeps the queue short outside
+# its ProbeBW REFILL/UP probes; jitter and high rates make it overestimate the
+# bottleneck rate and build a queue; several flows (or a late one) push the
+# queue up (cwnd-limited at about 2 BDP in flight); two same-RTT flows converge
+# to a fair share; with a jittery and a clean flow, the clean one prevails in
+# shallow buffers (0.8 and 1 BDP). Queueing delays are in ms here; thresholds
+# are fractions of RTTmin, as the paper plots them.
+
+findings(
+    "bbrv3-insights/fig4",
+    finding(
+        "outside its probes the queue stays nearly empty: median queueing delay < 0.1 RTTmin (5 ms)",
+        "qdelay_p50_ms",
+        "<",
+        5.0,
+    ),
+)
+findings(
+    "bbrv3-insights/fig5",
+    finding(
+        "at 100 Mbit/s BBRv3 keeps the median queueing delay below 0.1 RTTmin (5 ms)",
+        "qdelay_p50_ms",
+        "<",
+        5.0,
+        when={"flows.0.cc": "bbr3", "bottleneck.rate": "100Mbps"},
+    ),
+)
+findings(
+    "bbrv3-insights/fig6",
+    finding(
+        "with 1 ms jitter, and at 1 Gbit/s, BBRv3 overestimates the rate and builds a queue: "
+        "p95 queueing delay above 0.1 RTTmin (1 ms)",
+        "qdelay_p95_ms",
+        ">",
+        1.0,
+    ),
+)
+findings(
+    "bbrv3-insights/fig7",
+    finding(
+        "at RTTmin 50 ms the queue stays short: median queueing delay < 0.1 RTTmin (5 ms)",
+        "qdelay_p50_ms",
+        "<",
+        5.0,
+        when={"path.rtt": "50ms"},
+    ),
+)
+findings(
+    "bbrv3-insights/fig8",
+    finding(
+        "two flows in a 0.8 BDP buffer lose packets (retransmission rate > 0)",
+        "retrans_rate",
+        ">",
+        0.0,
+        when={"bottleneck.buffer": "0.8BDP"},
+    ),
+    *[
+        finding(
+            f"two flows in an 8 BDP buffer keep the queue under 1 RTTmin (p95 < {r} ms, RTTmin {r} ms)",
+            "qdelay_p95_ms",
+            "<",
+            float(r),
+            when={"bottleneck.buffer": "8BDP", "path.rtt": f"{r}ms"},
+        )
+        for r in (10, 50)
+    ],
+)
+findings(
+    "bbrv3-insights/fig9",
+    finding(
+        "32 flows push the queue up: median queueing delay >= 0.5 RTTmin (5 ms at 10 ms)",
+        "qdelay_p50_ms",
+        ">=",
+        5.0,
+        when={"flows.0.count": 32, "path.rtt": "10ms"},
+    ),
+)
+findings(
+    "bbrv3-insights/fig10",
+    finding(
+        "the two flows converge to a fair share (Jain >= 0.9) whatever the late start", "jain", ">=", 0.9
+    ),
+)
+findings(
+    "bbrv3-insights/fig11",
+    finding(
+        "the two bw estimates add up above the link rate: a standing queue, median > 0.1 RTTmin (1 ms)",
+        "qdelay_p50_ms",
+        ">",
+        1.0,
+    ),
+    finding("the goodputs converge (Jain >= 0.9)", "jain", ">=", 0.9),
+)
+findings(
+    "bbrv3-insights/table1",
+    *[
+        finding(
+            f"the flow without jitter prevails at {b} BDP (jitter flow's share < 0.5)",
+            "share",
+            "<",
+            0.5,
+            flow=0,
+            when={"bottleneck.buffer": f"{b}BDP"},
+        )
+        for b in ("0.8", "1")
+    ],
+)
+findings(
+    "bbrv3-insights/fig12",
+    # extra_acked is not in the run tables: the share it buys the jitter flow
+    finding(
+        "at 8 BDP the jitter flow is not starved (share >= 0.4): its jitter estimate (extra_acked) "
+        "grows with the jitter and covers it",
+        "share",
+        ">=",
+        0.4,
+        flow=0,
+    ),
+)
+_LOAD = "the trace's load: about 1.25 of 3 Gbit/s (utilization 0.42 +- 0.1)"
+findings("bbrv3-insights/fig13", finding(_LOAD, "utilization", "==", 1.25 / 3, tolerance=0.1))
+findings(
+    "bbrv3-insights/fig14",
+    finding(f"{_LOAD}: neither CCA is link-limited on average", "utilization", "==", 1.25 / 3, tolerance=0.1),
+)
+findings(
+    "bbrv3-insights/fig15",
+    *[
+        finding(
+            f"BBRv3 keeps the queue under 1 RTTmin for the trace's flows (p95 < {r} ms at RTTmin {r} ms)",
+            "qdelay_p95_ms",
+            "<",
+            float(r),
+            when={"description": f"{cfg} / bbr3", "path.rtt": f"{r}ms"},
+        )
+        for cfg in ("Collapsed",)
+        for r in (10, 50)
+    ],
 )

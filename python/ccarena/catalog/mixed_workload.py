@@ -16,7 +16,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import bdp, box, cdf, mbps, mean, register, run_means, scenario, timeseries, with_sweep
+from .base import (
+    bdp,
+    box,
+    cdf,
+    finding,
+    findings,
+    mbps,
+    mean,
+    register,
+    run_means,
+    scenario,
+    timeseries,
+    with_sweep,
+)
 
 PAPER = "mixed-workload"
 RATES = [5, 10, 20, 30, 40, 50, 60, 70]
@@ -406,3 +419,184 @@ for _id, _small, _rate, _bufs, _fig, _title in (
         ),
         _fig,
     )
+
+
+# --------------------------------------------------------------------------- the paper's findings
+# From the paper (Habtegebreil et al., ITC 30, 2018): BBR's startup can cut the
+# throughput of a competing large CUBIC flow and the bottleneck's utilization
+# (shallow buffers), and BBR's steady state slows bursty CUBIC flows at buffers
+# as large as 2 BDP. Goodputs of the successive flows are per flow, so the
+# large flow (flow 0) is judged by its own goodput against half the link, and
+# the successive flows by their mean completion time against the time their
+# size takes at half the link (their fair share).
+
+_CUBIC_BBR = {"flows.0.cc": "cubic", "flows.1.cc": "bbr1"}
+_BBR_CUBIC = {"flows.0.cc": "bbr1", "flows.1.cc": "cubic"}
+_STARTUP = "BBR medium flows' startups cut the large CUBIC flow below half of"
+
+
+def _large_below_half(text: str, when: dict[str, Any], rates: list[int]) -> list[dict[str, Any]]:
+    return [
+        finding(
+            f"{text} {r} Mbit/s",
+            "goodput_mbps",
+            "<",
+            r / 2,
+            flow=0,
+            when={**when, "bottleneck.rate": f"{r}Mbps"},
+        )
+        for r in rates
+    ]
+
+
+findings(
+    "mixed-workload/fig2",
+    finding(
+        "a large BBR flow slows 1 MB CUBIC flows, at 0.5 and 2 BDP: "
+        "mean FCT above 1 MB at half of 10 Mbit/s (1.6 s)",
+        "fct_s",
+        ">",
+        1.6,
+        group=1,
+        when={**_BBR_CUBIC, "bottleneck.rate": "10Mbps"},
+    ),
+)
+findings(
+    "mixed-workload/fig3",
+    *_large_below_half(_STARTUP, {**_CUBIC_BBR, "bottleneck.buffer": "0.5BDP"}, [10, 40]),
+)
+findings(
+    "mixed-workload/fig4",
+    finding(
+        "BBR medium flows against a large CUBIC flow leave the link under-used at 0.5 BDP "
+        "(utilization < 0.9), 10 Mbit/s",
+        "utilization",
+        "<",
+        0.9,
+        when={**_CUBIC_BBR, "bottleneck.buffer": "0.5BDP", "bottleneck.rate": "10Mbps"},
+    ),
+)
+findings(
+    "mixed-workload/fig5",
+    finding(
+        f"{_STARTUP} 40 Mbit/s (0.5 BDP; its cwnd keeps being cut)",
+        "goodput_mbps",
+        "<",
+        20.0,
+        flow=0,
+        when={"flows.1.cc": "bbr1"},
+    ),
+)
+findings("mixed-workload/fig6", *_large_below_half(_STARTUP, {"flows.1.cc": "bbr1"}, [10, 40]))
+findings(
+    "mixed-workload/fig7",
+    finding(
+        "BBR medium flows leave the link under-used at 0.5 BDP (utilization < 0.9), 10 Mbit/s",
+        "utilization",
+        "<",
+        0.9,
+        when={"flows.1.cc": "bbr1", "bottleneck.rate": "10Mbps"},
+    ),
+)
+findings(
+    "mixed-workload/fig8",
+    finding(
+        "back-to-back BBR flows (gap 0) cut the 90 MB CUBIC flow below half of 40 Mbit/s",
+        "goodput_mbps",
+        "<",
+        20.0,
+        flow=0,
+        when={"flows.1.cc": "bbr1", "flows.1.repeat.gap": "0s"},
+    ),
+    finding(
+        "back-to-back BBR flows (gap 0) leave the link under-used (utilization < 0.9)",
+        "utilization",
+        "<",
+        0.9,
+        when={"flows.1.cc": "bbr1", "flows.1.repeat.gap": "0s"},
+    ),
+)
+findings(
+    "mixed-workload/fig9",
+    finding(
+        "1 MB CUBIC flows get less than half of 20 Mbit/s against 1 MB BBR flows: mean FCT above 0.8 s",
+        "fct_s",
+        ">",
+        0.8,
+        group=0,
+        when={"flows.1.cc": "bbr1"},
+    ),
+)
+_SLOWED = (
+    "a large BBR flow slows the {size} CUBIC flows even at {buf}: "
+    "mean FCT above {size} at half the link ({t:g} s)"
+)
+findings(
+    "mixed-workload/fig10",
+    finding(
+        _SLOWED.format(size="1 MB", buf="2 BDP", t=0.8),
+        "fct_s",
+        ">",
+        0.8,
+        group=1,
+        when={"flows.0.cc": "bbr1"},
+    ),
+)
+findings(
+    "mixed-workload/fig11",
+    # cwnd is not in the run tables: its consequence, the medium flows' FCT
+    finding(
+        _SLOWED.format(size="1 MB", buf="1 and 2 BDP", t=0.8) + " (their cwnd stays small)",
+        "fct_s",
+        ">",
+        0.8,
+        group=1,
+        when={"flows.0.cc": "bbr1"},
+    ),
+)
+findings(
+    "mixed-workload/fig12",
+    finding(
+        "the large BBR flow keeps more than half of 20 Mbit/s against 1 MB CUBIC flows "
+        "(its pacing rate stays high)",
+        "goodput_mbps",
+        ">",
+        10.0,
+        flow=0,
+        when={"flows.0.cc": "bbr1"},
+    ),
+)
+findings(
+    "mixed-workload/fig13",
+    finding(
+        _SLOWED.format(size="100 KB", buf="2 BDP", t=0.32),
+        "fct_s",
+        ">",
+        0.32,
+        group=1,
+        when={"flows.0.cc": "bbr1"},
+    ),
+)
+findings(
+    "mixed-workload/fig14",
+    finding(
+        _SLOWED.format(size="100 KB", buf="1 and 2 BDP", t=0.32),
+        "fct_s",
+        ">",
+        0.32,
+        group=1,
+        when={"flows.0.cc": "bbr1"},
+    ),
+)
+findings(
+    "mixed-workload/fig15",
+    finding(
+        "the large BBR flow keeps more than half of 5 Mbit/s against 100 KB CUBIC flows "
+        "(its pacing rate stays high)",
+        "goodput_mbps",
+        ">",
+        2.5,
+        flow=0,
+        when={"flows.0.cc": "bbr1"},
+    ),
+)

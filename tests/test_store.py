@@ -18,7 +18,7 @@ def _tables(scale: float = 1.0) -> dict[str, pa.Table]:
     }
 
 
-META = {"backend": "sim", "ccarena_version": "0.0.0", "scenario": {"name": "x", "seed": 1}}
+META = {"backend": "sim", "hash": "old", "ccarena_version": "0.0.0", "scenario": {"name": "x", "seed": 1}}
 
 
 def _entries(d: Path) -> list[str]:
@@ -165,3 +165,68 @@ def test_default_run_dir_layout():
     assert default_run_dir("two-rtts", "0123abcd") == Path("results/two-rtts/0123abcd")
     assert default_run_dir("a/b c", "h", "out") == Path("out/a_b_c/h")
     assert default_run_dir("..", "h").parent.name == "scenario"
+
+
+def _user_folder(tmp_path):
+    d = tmp_path / "thesis"
+    (d / "data").mkdir(parents=True)
+    (d / "scenario.json").write_text('{"mine": true}')
+    (d / "thesis.tex").write_text("\\\\documentclass{article}")
+    return d
+
+
+def test_out_never_replaces_a_folder_that_only_holds_a_scenario_json(tmp_path, capsys):
+    """Issue 10: a folder with scenario.json, thesis.tex and data/ came back
+    holding only the run's files."""
+    from ccarena.cli import main
+
+    d = _user_folder(tmp_path)
+    scn = tmp_path / "s.toml"
+    scn.write_text('duration = "1s"\n[bottleneck]\nrate = "10Mbps"\n[[flows]]\ncc = "reno"\nrtt = "10ms"\n')
+    assert main(["run", str(scn), "--out", str(d), "--no-figure"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(d) in err
+    assert sorted(p.name for p in d.iterdir()) == ["data", "scenario.json", "thesis.tex"]
+    assert (d / "scenario.json").read_text() == '{"mine": true}'
+
+
+def test_out_replaces_a_run_but_not_a_run_with_a_user_file(tmp_path, capsys):
+    from ccarena.cli import main
+
+    scn = tmp_path / "s.toml"
+    scn.write_text('duration = "1s"\n[bottleneck]\nrate = "10Mbps"\n[[flows]]\ncc = "reno"\nrtt = "10ms"\n')
+    out = tmp_path / "run"
+    assert main(["run", str(scn), "--out", str(out), "--no-figure"]) == 0
+    assert main(["run", str(scn), "--out", str(out), "--no-figure", "--set", "seed=2"]) == 0
+    (out / "notes.txt").write_text("mine")
+    assert main(["run", str(scn), "--out", str(out), "--no-figure"]) == 2
+    assert (out / "notes.txt").read_text() == "mine"
+    f = tmp_path / "afile"
+    f.write_text("x")
+    assert main(["run", str(scn), "--out", str(f), "--no-figure"]) == 2
+    assert f.read_text() == "x"
+    link = tmp_path / "link"
+    link.symlink_to(out)
+    assert main(["run", str(scn), "--out", str(link), "--no-figure"]) == 2
+    assert (out / "notes.txt").is_file()
+
+
+def test_sweep_out_never_overwrites_a_foreign_experiment_json(tmp_path, capsys):
+    from ccarena.cli import main
+
+    scn = tmp_path / "s.toml"
+    scn.write_text(
+        'duration = "1s"\n[bottleneck]\nrate = "10Mbps"\n[[flows]]\ncc = "reno"\nrtt = "10ms"\n'
+        '[sweep]\n"bottleneck.rate" = ["10Mbps", "20Mbps"]\n'
+    )
+    d = tmp_path / "paper"
+    d.mkdir()
+    (d / "experiment.json").write_text('{"my": "notes"}')
+    assert main(["sweep", str(scn), "--out", str(d), "--jobs", "1"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert sorted(p.name for p in d.iterdir()) == ["experiment.json"]
+    assert (d / "experiment.json").read_text() == '{"my": "notes"}'
+    # an earlier experiment of ccarena's is resumed, not refused
+    e = tmp_path / "exp"
+    assert main(["sweep", str(scn), "--out", str(e), "--jobs", "1"]) == 0
+    assert main(["sweep", str(scn), "--out", str(e), "--jobs", "1"]) == 0

@@ -22,6 +22,7 @@ hash).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -234,6 +235,39 @@ def _experiment_meta(scn: Scenario, points: list[Point], keys: list[str]) -> dic
     }
 
 
+def _is_ours(path: Path) -> bool:
+    """``experiment.json`` as ``run_sweep`` writes it (a foreign file of that
+    name is the user's and is never overwritten)."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and isinstance(meta.get("points"), list) and "ccarena_version" in meta
+
+
+def _check_experiment_dir(directory: Path) -> None:
+    """Refuse (before anything is written) a directory ``run_sweep`` would
+    damage: a run directory, a file, or a folder whose ``experiment.json`` or
+    ``runs.parquet`` are not an earlier experiment's."""
+    from .store import StoreError
+
+    if os.path.lexists(directory) and not directory.is_dir():
+        raise StoreError(
+            f"{directory}: exists and is not a directory; give --out a directory for the experiment"
+        )
+    if (directory / SCENARIO_FILE).exists():
+        raise StoreError(f"{directory}: is a run directory; give --out a directory for the experiment")
+    meta = directory / EXPERIMENT_FILE
+    index = directory / INDEX_FILE
+    if (os.path.lexists(meta) and not _is_ours(meta)) or (
+        os.path.lexists(index) and not os.path.lexists(meta)
+    ):
+        raise StoreError(
+            f"{directory}: holds an {EXPERIMENT_FILE} or {INDEX_FILE} ccarena did not write; "
+            "refusing to overwrite it: give --out an empty or new directory"
+        )
+
+
 def default_experiment_dir(name: str, root: str | Path = DEFAULT_ROOT) -> Path:
     return default_run_dir(name, "x", root).parent
 
@@ -267,11 +301,8 @@ def run_sweep(
     points = expand(scn, spec)
     keys = spec.keys
     directory = Path(out) if out is not None else default_experiment_dir(scn.name)
+    _check_experiment_dir(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    if (directory / SCENARIO_FILE).exists():
-        from .store import StoreError
-
-        raise StoreError(f"{directory}: is a run directory; give a directory for the experiment")
     clean_stale_tmp(directory)
     meta = _experiment_meta(scn, points, keys)
     meta_bytes = (json.dumps(meta, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()

@@ -71,11 +71,23 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+#: What ccarena itself writes into a run directory (plus ``report/`` from
+#: ``ccarena report`` and figures, ``*.png``/``*.svg``); a directory holding
+#: anything else is the user's.
+_RUN_ENTRIES = frozenset({SCENARIO_FILE, "timeseries.png", "report", *(f"{t}.parquet" for t in TABLES)})
+
+
 def _is_replaceable(target: Path) -> bool:
-    """Only an empty directory or an earlier run directory may be replaced."""
+    """Only an empty directory or a complete ccarena run directory with
+    nothing foreign in it may be replaced: its scenario.json is ccarena's
+    (names a hash) and every table is there."""
     if target.is_symlink() or not target.is_dir():
         return False
-    return (target / SCENARIO_FILE).is_file() or not any(target.iterdir())
+    names = {p.name for p in target.iterdir()}
+    if not names:
+        return True
+    ours = all(n in _RUN_ENTRIES or n.endswith((".png", ".svg")) for n in names)
+    return ours and is_complete(target)
 
 
 def _publish(tmp: Path, target: Path) -> None:
@@ -88,7 +100,10 @@ def _publish(tmp: Path, target: Path) -> None:
             if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                 raise
     if not _is_replaceable(target):
-        raise StoreError(f"{target}: exists and is not a ccarena run directory; refusing to replace it")
+        raise StoreError(
+            f"{target}: exists and is not a ccarena run directory (incomplete, or holding other files); "
+            "refusing to replace it: give --out an empty or new directory"
+        )
     if _exchange(tmp, target):
         shutil.rmtree(tmp)  # now holds the earlier run
         return
@@ -125,7 +140,10 @@ def write_run(
     """
     target = Path(target)
     if os.path.lexists(target) and not _is_replaceable(target):
-        raise StoreError(f"{target}: exists and is not a ccarena run directory; refusing to replace it")
+        raise StoreError(
+            f"{target}: exists and is not a ccarena run directory (incomplete, or holding other files); "
+            "refusing to replace it: give --out an empty or new directory"
+        )
     parent = target.parent
     created: list[Path] = []
     p = parent.absolute()
@@ -163,6 +181,8 @@ def is_complete(run_dir: str | Path, run_hash: str | None = None) -> bool:
         meta = json.loads((d / SCENARIO_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
+    if not isinstance(meta, dict) or not isinstance(meta.get("hash"), str):
+        return False  # not a scenario.json ccarena wrote
     if run_hash is not None and meta.get("hash") != run_hash:
         return False
     return all((d / f"{t}.parquet").is_file() for t in TABLES)

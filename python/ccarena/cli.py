@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -93,7 +94,11 @@ def _parser() -> argparse.ArgumentParser:
 
     lx = sub.add_parser("linux", help="Linux backend utilities")
     lsub = lx.add_subparsers(dest="linux_command", required=True, metavar="ACTION", parser_class=_Parser)
-    lsub.add_parser("cleanup", help="remove the namespaces and processes that crashed ccarena runs left")
+    lsub.add_parser(
+        "cleanup",
+        help="remove what dead ccarena Linux runs left (namespaces, processes, work directories); "
+        "live runs are left alone",
+    )
     lsub.add_parser("check", help="check that the Linux backend can run here")
 
     def pool_args(sp: argparse.ArgumentParser) -> None:
@@ -497,8 +502,14 @@ def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
     if os.geteuid() != 0:
         print("ccarena linux cleanup: must run as root", file=sys.stderr)
         return EXIT_BAD_INPUT
-    removed = cleanup()
-    out.print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+    done = cleanup()
+    out.print(
+        f"removed {len(done.namespaces)} namespace(s)"
+        + (": " + ", ".join(done.namespaces) if done.namespaces else "")
+        + f" and {len(done.workdirs)} work director{'y' if len(done.workdirs) == 1 else 'ies'}"
+        + (f"; left {len(done.live)} live run(s) alone: {', '.join(done.live)}" if done.live else ""),
+        markup=False,
+    )
     return 0
 
 
@@ -606,9 +617,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LinuxBackendError as e:
         print(f"ccarena: linux backend failed: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("ccarena: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        # A Linux run ends by SIGINT/SIGTERM/SIGHUP with ``Interrupted``
+        # (128 + signal, after its clean-up); Ctrl-C elsewhere is SIGINT.
+        status = int(getattr(e, "exit_status", 128 + signal.SIGINT))
+        print(f"ccarena: interrupted ({signal.Signals(status - 128).name})", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,7 +26,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +35,7 @@ from ..results import Results
 from ..scenario import Scenario
 from ..store import DEFAULT_ROOT, default_run_dir, write_run
 from . import netns
+from .interrupt import SignalGuard
 from .netns import LinuxBackendError, Topology
 from .tables import build_tables, self_check
 
@@ -121,12 +121,21 @@ def preflight() -> Path:
     for tool in ("ip", "ethtool", "sysctl"):
         if shutil.which(tool) is None:
             raise LinuxNotAvailable(f"{tool} not found: install iproute2, ethtool and procps")
-    probe = netns.new_prefix() + "-rtr"
-    cp = netns.run(["ip", "netns", "add", probe], check=False)
-    if cp.returncode != 0:
-        msg = (cp.stderr or cp.stdout).strip()
-        raise LinuxNotAvailable(f"network namespaces are not available here: {msg}")
-    netns.run(["ip", "netns", "del", probe], check=False)
+    # The probe namespace is owned and removed like a run's (a signal here
+    # must not leave it behind).
+    with SignalGuard() as guard:
+        owner: netns.Owner | None = None
+        try:
+            owner = netns.Owner()
+            cp = netns.run(["ip", "netns", "add", f"{owner.prefix}-rtr"], check=False)
+            if cp.returncode != 0:
+                msg = (cp.stderr or cp.stdout).strip()
+                raise LinuxNotAvailable(f"network namespaces are not available here: {msg}")
+        finally:
+            guard.cleanup(
+                lambda: netns.remove_prefix(owner.prefix) if owner is not None else None,
+                lambda: owner.release() if owner is not None else None,
+            )
     return find_bottleneck()
 
 
@@ -294,29 +303,11 @@ def _tail(path: Path, n: int = 5) -> str:
     return " | ".join(lines[-n:])
 
 
-def _sigterm_as_interrupt() -> Callable[[], None]:
-    """While a run is on, SIGTERM interrupts it like Ctrl-C, so that the
-    clean-up in ``finally`` runs. Returns the function that restores the
-    previous handler."""
-    if not _main_thread():
-        return lambda: None
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, handler)
-    return lambda: signal.signal(signal.SIGTERM, old)
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
-
-
 def run_in_namespaces(
     scn: Scenario,
     workdir: Path,
+    topo: Topology,
+    procs: _Procs,
     *,
     progress: Callable[[str], None] | None = None,
     spin_us: float | None = None,
@@ -324,133 +315,125 @@ def run_in_namespaces(
     realtime: bool = True,
     frame_trace: Path | None = None,
 ) -> dict[str, Any]:
-    """Build, run and tear down one run; returns what the processes wrote.
-    Everything it creates is gone when it returns or raises."""
+    """Build and run one run in ``topo``'s namespaces; returns what the
+    processes wrote. The caller removes ``topo``, ``procs`` and ``workdir``
+    whatever happens (``execute``)."""
     say = progress or (lambda m: None)
     binary = preflight()
     flows, notes = plan(scn)
     n = scn.normalized
     duration_ns = int(n["duration_ns"])
     (workdir / "scenario.json").write_text(scn.core_json, encoding="utf-8")
-    topo = Topology()
-    procs = _Procs()
-    restore = _sigterm_as_interrupt()
-    try:
-        say(f"building namespaces {topo.prefix}-snd|rtr|rcv")
-        sender_sysctls = {
-            "net.ipv4.tcp_no_metrics_save": "1",
-            "net.ipv4.tcp_wmem": "4096 16384 67108864",
-            "net.ipv4.tcp_ecn": "1" if any(f.get("ecn") for f in n["flows"]) else "0",
-        }
-        receiver_sysctls = {
-            "net.ipv4.tcp_no_metrics_save": "1",
-            "net.ipv4.tcp_rmem": "4096 131072 67108864",
-        }
-        topo.build(sender_sysctls=sender_sysctls, receiver_sysctls=receiver_sysctls)
-        init = max(int(f.get("init_cwnd", 10)) for f in n["flows"])
-        if init != 10:
-            topo.set_initcwnd(init)
-        bn_cpu, other_cpus = _cpu_plan()
-        if other_cpus:
-            topo.steer_host_rx(other_cpus)
-        t0 = time.monotonic_ns() + int(STARTUP_S * 1e9)
-        gen_cfg = {
-            "t0_ns": t0,
-            "duration_ns": duration_ns,
-            "interval_ns": int(n["sample_interval_ns"]),
-            "dst": netns.RECEIVER_ADDR,
-            "flows": flows,
-            "cpus": other_cpus,
-        }
-        (workdir / "gen.json").write_text(json.dumps(gen_cfg), encoding="utf-8")
-        bn_dir = workdir / "bottleneck"
-        bn_dir.mkdir()
-        procs.start(
-            "bottleneck",
-            topo.exec_args(
-                topo.rtr,
-                str(binary),
-                "--scenario",
-                str(workdir / "scenario.json"),
-                "--if-senders",
-                netns.ROUTER_IF_SND,
-                "--if-receivers",
-                netns.ROUTER_IF_RCV,
-                "--port-base",
-                str(PORT_BASE),
-                "--t0-ns",
-                str(t0),
-                "--stop-after-s",
-                str(duration_ns / 1e9 + 20),
-                "--out",
-                str(bn_dir),
-                *(["--cpu", str(bn_cpu)] if bn_cpu is not None else []),
-                *(["--spin-us", f"{float(spin_us):g}"] if spin_us is not None else []),
-                *(["--batch-us", f"{float(batch_us):g}"] if batch_us is not None else []),
-                *(["--trace"] if frame_trace is not None else []),
-                *([] if realtime else ["--no-realtime"]),
-            ),
-            workdir / "bottleneck.log",
+    say(f"building namespaces {topo.prefix}-snd|rtr|rcv")
+    sender_sysctls = {
+        "net.ipv4.tcp_no_metrics_save": "1",
+        "net.ipv4.tcp_wmem": "4096 16384 67108864",
+        "net.ipv4.tcp_ecn": "1" if any(f.get("ecn") for f in n["flows"]) else "0",
+    }
+    receiver_sysctls = {
+        "net.ipv4.tcp_no_metrics_save": "1",
+        "net.ipv4.tcp_rmem": "4096 131072 67108864",
+    }
+    topo.build(sender_sysctls=sender_sysctls, receiver_sysctls=receiver_sysctls)
+    init = max(int(f.get("init_cwnd", 10)) for f in n["flows"])
+    if init != 10:
+        topo.set_initcwnd(init)
+    bn_cpu, other_cpus = _cpu_plan()
+    if other_cpus:
+        topo.steer_host_rx(other_cpus)
+    t0 = time.monotonic_ns() + int(STARTUP_S * 1e9)
+    gen_cfg = {
+        "t0_ns": t0,
+        "duration_ns": duration_ns,
+        "interval_ns": int(n["sample_interval_ns"]),
+        "dst": netns.RECEIVER_ADDR,
+        "flows": flows,
+        "cpus": other_cpus,
+    }
+    (workdir / "gen.json").write_text(json.dumps(gen_cfg), encoding="utf-8")
+    bn_dir = workdir / "bottleneck"
+    bn_dir.mkdir()
+    procs.start(
+        "bottleneck",
+        topo.exec_args(
+            topo.rtr,
+            str(binary),
+            "--scenario",
+            str(workdir / "scenario.json"),
+            "--if-senders",
+            netns.ROUTER_IF_SND,
+            "--if-receivers",
+            netns.ROUTER_IF_RCV,
+            "--port-base",
+            str(PORT_BASE),
+            "--t0-ns",
+            str(t0),
+            "--stop-after-s",
+            str(duration_ns / 1e9 + 20),
+            "--out",
+            str(bn_dir),
+            *(["--cpu", str(bn_cpu)] if bn_cpu is not None else []),
+            *(["--spin-us", f"{float(spin_us):g}"] if spin_us is not None else []),
+            *(["--batch-us", f"{float(batch_us):g}"] if batch_us is not None else []),
+            *(["--trace"] if frame_trace is not None else []),
+            *([] if realtime else ["--no-realtime"]),
+        ),
+        workdir / "bottleneck.log",
+    )
+    gen = str(Path(__file__).resolve().parent / "gen.py")
+    py = sys.executable
+    procs.start(
+        "receiver",
+        topo.exec_args(topo.rcv, py, "-u", gen, "receiver", str(workdir / "gen.json"), str(workdir)),
+        workdir / "receiver.log",
+    )
+    ready_by = t0 - int(0.2e9)
+    if not _wait_for(bn_dir / "ready", ready_by, procs) or not _wait_for(
+        workdir / "receiver.ready", ready_by, procs
+    ):
+        raise LinuxBackendError(
+            "the bottleneck or the receiver was not ready in time: "
+            + _tail(workdir / "bottleneck.log")
+            + " "
+            + _tail(workdir / "receiver.log")
         )
-        gen = str(Path(__file__).resolve().parent / "gen.py")
-        py = sys.executable
-        procs.start(
-            "receiver",
-            topo.exec_args(topo.rcv, py, "-u", gen, "receiver", str(workdir / "gen.json"), str(workdir)),
-            workdir / "receiver.log",
-        )
-        ready_by = t0 - int(0.2e9)
-        if not _wait_for(bn_dir / "ready", ready_by, procs) or not _wait_for(
-            workdir / "receiver.ready", ready_by, procs
-        ):
-            raise LinuxBackendError(
-                "the bottleneck or the receiver was not ready in time: "
-                + _tail(workdir / "bottleneck.log")
-                + " "
-                + _tail(workdir / "receiver.log")
-            )
-        procs.start(
-            "sender",
-            topo.exec_args(topo.snd, py, "-u", gen, "sender", str(workdir / "gen.json"), str(workdir)),
-            workdir / "sender.log",
-        )
-        cpu0 = _host_cpu()
-        say(f"running for {duration_ns / 1e9:g} s")
-        end = t0 + duration_ns
-        while time.monotonic_ns() < end + int(0.8e9):
-            for name, p in procs.procs.items():
-                if p.poll() is not None and p.returncode != 0:
-                    raise LinuxBackendError(
-                        f"{name} failed (status {p.returncode}): {_tail(workdir / f'{name}.log')}"
-                    )
-            time.sleep(0.05)
-        cpu1 = _host_cpu()
-        for name in ("sender", "receiver"):
-            p = procs.procs[name]
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                procs.stop(name)
-        procs.stop("bottleneck", timeout=10)
-        out: dict[str, Any] = {"notes": notes, "prefix": topo.prefix, "t0_ns": t0}
-        for name, f in (("sender", "sender.json"), ("receiver", "receiver.json"),
-                        ("bottleneck", "bottleneck/stats.json")):  # fmt: skip
-            path = workdir / f
-            if not path.is_file():
-                raise LinuxBackendError(f"the {name} wrote no results: {_tail(workdir / f'{name}.log')}")
-            out[name] = json.loads(path.read_text(encoding="utf-8"))
-        out["queue_csv"] = (bn_dir / "queue.csv").read_text(encoding="utf-8")
-        out["flow_queue_csv"] = (bn_dir / "flow_queue.csv").read_text(encoding="utf-8")
-        busy = cpu1[0] - cpu0[0]
-        total = cpu1[1] - cpu0[1]
-        out["host_cpu_busy"] = busy / total if total > 0 else float("nan")
-        out["ncpu"] = os.cpu_count() or 1
-        return out
-    finally:
-        say("removing namespaces")
-        procs.kill_all()
-        topo.destroy()
-        restore()
+    procs.start(
+        "sender",
+        topo.exec_args(topo.snd, py, "-u", gen, "sender", str(workdir / "gen.json"), str(workdir)),
+        workdir / "sender.log",
+    )
+    cpu0 = _host_cpu()
+    say(f"running for {duration_ns / 1e9:g} s")
+    end = t0 + duration_ns
+    while time.monotonic_ns() < end + int(0.8e9):
+        for name, p in procs.procs.items():
+            if p.poll() is not None and p.returncode != 0:
+                raise LinuxBackendError(
+                    f"{name} failed (status {p.returncode}): {_tail(workdir / f'{name}.log')}"
+                )
+        time.sleep(0.05)
+    cpu1 = _host_cpu()
+    for name in ("sender", "receiver"):
+        p = procs.procs[name]
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            procs.stop(name)
+    procs.stop("bottleneck", timeout=10)
+    out: dict[str, Any] = {"notes": notes, "prefix": topo.prefix, "t0_ns": t0}
+    for name, f in (("sender", "sender.json"), ("receiver", "receiver.json"),
+                    ("bottleneck", "bottleneck/stats.json")):  # fmt: skip
+        path = workdir / f
+        if not path.is_file():
+            raise LinuxBackendError(f"the {name} wrote no results: {_tail(workdir / f'{name}.log')}")
+        out[name] = json.loads(path.read_text(encoding="utf-8"))
+    out["queue_csv"] = (bn_dir / "queue.csv").read_text(encoding="utf-8")
+    out["flow_queue_csv"] = (bn_dir / "flow_queue.csv").read_text(encoding="utf-8")
+    busy = cpu1[0] - cpu0[0]
+    total = cpu1[1] - cpu0[1]
+    out["host_cpu_busy"] = busy / total if total > 0 else float("nan")
+    out["ncpu"] = os.cpu_count() or 1
+    return out
 
 
 def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
@@ -501,21 +484,41 @@ def execute(
             raise ValueError(f"{name}: {v!r} is outside 0..10000 us")
     from ..plots.timeseries import FIGURE_NAME, plot_run
 
-    workdir = Path(tempfile.mkdtemp(prefix="ccarena-linux-"))
-    try:
-        raw = run_in_namespaces(
-            scn,
-            workdir,
-            progress=progress,
-            spin_us=spin_us,
-            batch_us=batch_us,
-            realtime=realtime,
-            frame_trace=Path(frame_trace) if frame_trace is not None else None,
-        )
-        if frame_trace is not None:
-            shutil.copyfile(workdir / "bottleneck" / "frames.csv", frame_trace)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    # Everything the run creates (lock, work directory, namespaces,
+    # processes) is removed in ``finally``, which a signal cannot interrupt
+    # (``interrupt.SignalGuard``); SIGINT/SIGTERM/SIGHUP end the run with
+    # ``Interrupted`` (exit 128 + signal).
+    with SignalGuard() as guard:
+        owner: netns.Owner | None = None
+        workdir: Path | None = None
+        procs = _Procs()
+        topo: Topology | None = None
+        try:
+            owner = netns.Owner()
+            workdir = owner.workdir()
+            topo = Topology(owner.prefix)
+            raw = run_in_namespaces(
+                scn,
+                workdir,
+                topo,
+                procs,
+                progress=progress,
+                spin_us=spin_us,
+                batch_us=batch_us,
+                realtime=realtime,
+                frame_trace=Path(frame_trace) if frame_trace is not None else None,
+            )
+            if frame_trace is not None:
+                shutil.copyfile(workdir / "bottleneck" / "frames.csv", frame_trace)
+        finally:
+            if progress is not None:
+                progress("removing namespaces")
+            guard.cleanup(
+                procs.kill_all,
+                lambda: topo.destroy() if topo is not None else None,
+                lambda: shutil.rmtree(workdir, ignore_errors=True) if workdir is not None else None,
+                lambda: owner.release() if owner is not None else None,
+            )
     tables = build_tables(scn.normalized, raw)
     check = self_check(scn.normalized, raw)
     summary = tables["summary"]

@@ -18,24 +18,36 @@ per-namespace one. Deleting the namespaces deletes the veths.
 
 Every command is an argument list (no shell); names are made here, never
 taken from user input.
+
+Ownership: a run holds an exclusive ``flock`` on ``<lock dir>/<prefix>.lock``
+(``/run/ccarena-linux``, or ``$CCARENA_LINUX_LOCKS``) from before it creates
+anything until it has removed everything; its work directory is
+``<tmp>/ccarena-linux-<prefix>-*``. The kernel drops the lock when the
+process dies, even by SIGKILL, so ``cleanup()`` can tell a live run's
+namespaces from a dead one's and removes only the dead ones' (namespaces,
+their processes, work directories and lock files).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import secrets
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = [
     "NAME_RE",
     "LinuxBackendError",
+    "Owner",
     "Topology",
     "cleanup",
     "list_namespaces",
@@ -44,7 +56,11 @@ __all__ = [
 ]
 
 PREFIX_HEAD = "cca"
-NAME_RE = re.compile(r"^cca[0-9a-f]{6}-(snd|rtr|rcv)$")
+NAME_RE = re.compile(r"^(?P<prefix>cca[0-9a-f]{6})-(snd|rtr|rcv)$")
+WORKDIR_HEAD = "ccarena-linux-"
+WORKDIR_RE = re.compile(r"^ccarena-linux-(?P<prefix>cca[0-9a-f]{6})-[A-Za-z0-9_]+$")
+LOCK_RE = re.compile(r"^(?P<prefix>cca[0-9a-f]{6})\.lock$")
+LOCKS_ENV = "CCARENA_LINUX_LOCKS"
 SUBNET = "10.201.0"
 SENDER_ADDR = f"{SUBNET}.1"
 RECEIVER_ADDR = f"{SUBNET}.2"
@@ -132,19 +148,127 @@ def delete_namespace(ns: str) -> None:
     run(["ip", "netns", "del", ns], check=False)
 
 
-def cleanup(prefix: str | None = None) -> list[str]:
-    """Remove the namespaces (and their processes) that ccarena runs left:
-    those of ``prefix``, or every ``cca??????-snd|rtr|rcv`` when None.
-    Returns the names removed."""
+def lock_dir() -> Path:
+    return Path(os.environ.get(LOCKS_ENV) or "/run/ccarena-linux")
+
+
+class Owner:
+    """The lock that marks a run's prefix as live (see the module). ``Owner()``
+    picks a fresh prefix and holds its lock until ``release()``."""
+
+    def __init__(self) -> None:
+        d = lock_dir()
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Locked under a private name first, then linked to its public one,
+        # so ``cleanup`` never sees the lock file unlocked.
+        tmp = d / f".{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            while True:
+                prefix = new_prefix()
+                path = d / f"{prefix}.lock"
+                try:
+                    os.link(tmp, path)
+                except FileExistsError:
+                    continue  # a prefix in use (or left by a dead run): draw again
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            tmp.unlink()
+        self.prefix = prefix
+        self.path = path
+        self._fd: int | None = fd
+
+    def workdir(self) -> Path:
+        """A new work directory in the temporary directory, named after the prefix."""
+        return Path(tempfile.mkdtemp(prefix=f"{WORKDIR_HEAD}{self.prefix}-"))
+
+    def release(self) -> None:
+        """Remove the lock file, then drop the lock (idempotent)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        os.close(self._fd)
+        self._fd = None
+
+
+def owner_alive(prefix: str) -> bool:
+    """Whether a live process holds ``prefix``'s lock. No lock file means no
+    owner: a run creates its lock before anything else."""
+    try:
+        fd = os.open(lock_dir() / f"{prefix}.lock", os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def remove_prefix(prefix: str) -> list[str]:
+    """Delete every namespace of ``prefix`` and its processes, whoever owns
+    it (the owner's own clean-up; ``cleanup`` checks the owner first)."""
     removed = []
     for ns in list_namespaces():
-        if not NAME_RE.match(ns):
-            continue
-        if prefix is not None and not ns.startswith(prefix + "-"):
-            continue
-        delete_namespace(ns)
-        removed.append(ns)
+        m = NAME_RE.match(ns)
+        if m and m["prefix"] == prefix:
+            delete_namespace(ns)
+            removed.append(ns)
     return removed
+
+
+@dataclass
+class Cleaned:
+    """What ``cleanup`` removed, and the live runs it left alone."""
+
+    namespaces: list[str] = field(default_factory=list)
+    workdirs: list[Path] = field(default_factory=list)
+    live: list[str] = field(default_factory=list)
+
+
+def cleanup() -> Cleaned:
+    """Remove what dead ccarena runs left: their ``cca??????-snd|rtr|rcv``
+    namespaces (and processes), ``ccarena-linux-<prefix>-*`` work
+    directories and lock files. Runs whose owner is alive are left alone."""
+    out = Cleaned()
+    prefixes: set[str] = set()
+    for ns in list_namespaces():
+        m = NAME_RE.match(ns)
+        if m:
+            prefixes.add(m["prefix"])
+    tmp = Path(tempfile.gettempdir())
+    workdirs: dict[str, list[Path]] = {}
+    with contextlib.suppress(OSError):
+        for p in tmp.iterdir():
+            m = WORKDIR_RE.match(p.name)
+            if m and p.is_dir() and not p.is_symlink():
+                workdirs.setdefault(m["prefix"], []).append(p)
+                prefixes.add(m["prefix"])
+    locks = lock_dir()
+    with contextlib.suppress(OSError):
+        for p in locks.iterdir():
+            m = LOCK_RE.match(p.name)
+            if m:
+                prefixes.add(m["prefix"])
+    for prefix in sorted(prefixes):
+        if owner_alive(prefix):
+            out.live.append(prefix)
+            continue
+        out.namespaces += remove_prefix(prefix)
+        for d in workdirs.get(prefix, []):
+            shutil.rmtree(d, ignore_errors=True)
+            out.workdirs.append(d)
+        with contextlib.suppress(FileNotFoundError):
+            (locks / f"{prefix}.lock").unlink()
+    return out
 
 
 @dataclass
@@ -240,7 +364,7 @@ class Topology:
             delete_namespace(ns)
         self.created.clear()
         # Namespaces of this prefix created by a build that failed half way.
-        cleanup(self.prefix)
+        remove_prefix(self.prefix)
 
     def __enter__(self) -> Topology:
         return self

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Signal trials on the Linux backend: does an interrupted run leave
+nothing behind, and does a live run survive another's ``linux cleanup``?
+
+Each trial starts ``ccarena run S --backend linux`` (20 s scenario), waits
+until the run is building its namespaces or under way (the moment varies
+with the trial number), then:
+
+- ``SIGINT``, ``SIGTERM``, ``SIGHUP``: one signal; exit must be 128 + signal;
+- ``SIGINT-ignored``: the run was started with SIGINT ignored (as a shell
+  starts ``cmd &`` in a script); ``kill -INT`` must still end it (130);
+- ``SIGINTx2``: a second SIGINT 0-0.1 s after the first (during clean-up);
+- ``SIGKILL``: no clean-up is possible; ``ccarena linux cleanup`` must then
+  remove everything;
+- ``live``: ``ccarena linux cleanup`` while the run is under way must leave
+  it alone (the run exits 0 with its results).
+
+After each trial nothing of the run may be left: no namespace, process,
+work directory (``ccarena-linux-<prefix>-*``), lock file or ``--out``
+directory. Needs root and the bottleneck binary. ``--trials 20`` is the
+acceptance count of issue 10; tests/test_linux.py runs one of each.
+
+    sudo python scripts/signal_trials.py --trials 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ccarena.linux import netns
+
+KINDS = ("SIGINT", "SIGINT-ignored", "SIGINTx2", "SIGTERM", "SIGHUP", "SIGKILL", "live")
+SCENARIO = """name = "signal-trial"
+duration = "{duration}"
+[bottleneck]
+rate = "20Mbps"
+buffer = "1BDP"
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+"""
+
+
+def namespaces() -> set[str]:
+    return {ns for ns in netns.list_namespaces() if netns.NAME_RE.match(ns)}
+
+
+def processes() -> list[str]:
+    """Command lines of running bottlenecks and traffic generators."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and ("ccarena-bottleneck --scenario" in cmd or "linux/gen.py" in cmd):
+            out.append(cmd)
+    return out
+
+
+def workdirs() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith(netns.WORKDIR_HEAD)}
+
+
+def locks() -> set[str]:
+    d = netns.lock_dir()
+    return {p.name for p in d.iterdir()} if d.is_dir() else set()
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def trial(kind: str, i: int, tmp: Path) -> dict:
+    """One trial; returns what happened and what was left behind."""
+    if kind not in KINDS:
+        raise ValueError(kind)
+    scn = tmp / f"s{i}.toml"
+    scn.write_text(SCENARIO.format(duration="4s" if kind == "live" else "20s"))
+    out = tmp / f"r-{kind}-{i}"
+    before = (namespaces(), workdirs(), locks())
+    cmd = [
+        sys.executable,
+        "-m",
+        "ccarena",
+        "run",
+        str(scn),
+        "--backend",
+        "linux",
+        "--out",
+        str(out),
+        "--no-figure",
+    ]
+    p = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_ignore_sigint if kind == "SIGINT-ignored" else None,
+    )
+    # When: even trials while the namespaces are being built, odd ones
+    # 0-1.2 s into the traffic.
+    building = kind != "live" and i % 2 == 0
+    deadline = time.monotonic() + 30
+    started = False
+    while time.monotonic() < deadline and p.poll() is None:
+        new = namespaces() - before[0]
+        if new and (building or any("gen.py sender" in c for c in processes())):
+            started = True  # (the first namespace may be preflight's short-lived probe)
+            break
+        time.sleep(0.005 if building else 0.05)
+    if not building:
+        time.sleep(0.3 * ((i // 2) % 5))
+    res: dict = {"kind": kind, "trial": i, "started": started, "building": building}
+    if kind == "live":
+        cp = subprocess.run(
+            [sys.executable, "-m", "ccarena", "linux", "cleanup"], capture_output=True, text=True
+        )
+        res["cleanup_out"] = cp.stdout.strip()
+        res["survived"] = bool(namespaces() - before[0])
+    elif kind == "SIGKILL":
+        p.kill()
+    else:
+        sig = {"SIGINT": signal.SIGINT, "SIGINT-ignored": signal.SIGINT, "SIGINTx2": signal.SIGINT}.get(
+            kind, getattr(signal, kind, None)
+        )
+        p.send_signal(sig)
+        if kind == "SIGINTx2":
+            time.sleep(0.1 * (i % 3) / 2)  # 0, 0.05 or 0.1 s
+            p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+        res["hung"] = True
+    res["status"] = p.returncode
+    res["stderr"] = err.decode(errors="replace").strip().splitlines()[-1:] if err else []
+    if kind == "SIGKILL":
+        cp = subprocess.run(
+            [sys.executable, "-m", "ccarena", "linux", "cleanup"], capture_output=True, text=True
+        )
+        res["cleanup_out"] = cp.stdout.strip()
+    time.sleep(0.1)
+    res["left_namespaces"] = sorted(namespaces() - before[0])
+    res["left_processes"] = processes()
+    res["left_workdirs"] = sorted(workdirs() - before[1])
+    res["left_locks"] = sorted(locks() - before[2])
+    res["out_exists"] = out.exists()
+    expected = {"SIGKILL": -9, "live": 0, "SIGINTx2": 130, "SIGINT-ignored": 130}.get(kind)
+    if expected is None:
+        expected = 128 + int(getattr(signal, kind))
+    res["expected_status"] = expected
+    clean = not (res["left_namespaces"] or res["left_processes"] or res["left_workdirs"] or res["left_locks"])
+    if kind == "live":
+        res["ok"] = res["survived"] and p.returncode == 0 and res["out_exists"] and clean
+    else:
+        res["ok"] = res["started"] and p.returncode == expected and clean and not res["out_exists"]
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trials", type=int, default=20, help="trials per kind (default 20)")
+    ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ", ".join(KINDS))
+    ap.add_argument("--json", help="write every trial's record to this file")
+    a = ap.parse_args(argv)
+    if os.geteuid() != 0:
+        print("signal_trials.py: must run as root", file=sys.stderr)
+        return 2
+    kinds = a.kinds.split(",")
+    records = []
+    with tempfile.TemporaryDirectory(prefix="signal-trials-") as t:
+        for kind in kinds:
+            ok = 0
+            for i in range(a.trials):
+                r = trial(kind, i, Path(t))
+                records.append(r)
+                ok += r["ok"]
+                if not r["ok"]:
+                    print(f"  {kind} #{i}: FAILED {json.dumps(r)}", flush=True)
+            print(f"{kind:15s} {ok}/{a.trials} clean", flush=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps(records, indent=1))
+    return 0 if all(r["ok"] for r in records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

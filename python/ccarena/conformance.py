@@ -211,6 +211,8 @@ def flow_values(res: Results) -> pd.DataFrame:
     """The judged metrics of every flow of one run."""
     f = res.flows
     total = float(f["goodput_mbps"].sum())
+    # srtt as both backends can measure it (Results.sampled_srtt_ms)
+    srtt = f["flow"].map(res.sampled_srtt_ms()).astype(float)
     return pd.DataFrame(
         {
             "flow": f["flow"].astype(int),
@@ -219,8 +221,8 @@ def flow_values(res: Results) -> pd.DataFrame:
             "share": f["goodput_mbps"] / total if total > 0 else math.nan,
             "goodput_mbps": f["goodput_mbps"].astype(float),
             "retrans_rate": f["retrans_rate"].astype(float),
-            "srtt_mean_ms": f["srtt_mean_ms"].astype(float),
-            "qdelay_ms": (f["srtt_mean_ms"] - f["rtt_ms"]).astype(float),
+            "srtt_mean_ms": srtt,
+            "qdelay_ms": srtt - f["rtt_ms"].astype(float),
             "drops": f["drops"].astype(float),
             "fct_s": f["fct_s"].astype(float),
         }

@@ -381,3 +381,21 @@ def test_configured_jitter_appears_in_the_rtt(tmp_path):
     extra = float(f["srtt_mean_ms"]) - 20.0
     assert 2.0 < extra < 11.0, extra
     assert float(res.summary["qdelay_p95_ms"].iloc[0]) < 2.0
+
+
+def test_utilization_under_a_rate_schedule_is_over_the_integrated_capacity(tmp_path):
+    """Issue 10: utilization divided by the initial rate (up to 24x above 1
+    when the rate grows). Both backends divide by the capacity integrated
+    over the schedule (the core's ``capacity_bits``)."""
+    doc = {
+        "name": "linux-rate-schedule",
+        "duration": "6s",
+        "bottleneck": {"rate": "5Mbps", "buffer": "1BDP", "rate_schedule": [["2s", "40Mbps"]]},
+        "flows": [{"cc": "cubic", "rtt": "20ms"}],
+    }
+    res = lb.execute(Scenario.from_dict(doc), tmp_path / "run")
+    s = res.summary.iloc[0]
+    assert 0.6 < float(s["utilization"]) <= 1.0, s
+    assert float(s["utilization"]) < float(s["wire_utilization"]) <= 1.02, s
+    # Per interval too, within a frame or two of quantization.
+    assert (res.queue["wire_utilization"] <= 1.1).all(), res.queue["wire_utilization"].max()

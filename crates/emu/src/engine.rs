@@ -7,7 +7,7 @@ use crate::pipeline::{Pipeline, Release};
 use crate::sys::{self, PacketSocket};
 use ccarena_sim::metrics::hist::Histogram;
 use ccarena_sim::packet::Packet;
-use ccarena_sim::scenario::Scenario;
+use ccarena_sim::scenario::{BottleneckSpec, Scenario};
 use ccarena_sim::units::Time;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -127,6 +127,8 @@ struct Sampler {
     queue: BufWriter<File>,
     flowq: BufWriter<File>,
     last_wire_bytes: u64,
+    /// For the capacity of each interval under a rate schedule.
+    bottleneck: BottleneckSpec,
 }
 
 impl Sampler {
@@ -150,6 +152,7 @@ impl Sampler {
             queue,
             flowq,
             last_wire_bytes: 0,
+            bottleneck: cfg.scenario.bottleneck.clone(),
         })
     }
 
@@ -168,7 +171,10 @@ impl Sampler {
         };
         let sent = bn.wire_bytes_out - self.last_wire_bytes;
         self.last_wire_bytes = bn.wire_bytes_out;
-        let util = sent as f64 * 8.0 / (bn.rate().0 as f64 * self.interval as f64 / 1e9);
+        let util = sent as f64 * 8.0
+            / self
+                .bottleneck
+                .capacity_bits(self.next.saturating_sub(self.interval), self.next);
         let (of, aqm, marks) = bn.flows.iter().fold((0, 0, 0), |(a, b, c), f| {
             (a + f.drops_overflow, b + f.drops_aqm, c + f.marks)
         });

@@ -421,6 +421,7 @@ mod tests {
         assert_eq!(rx.len() as u64 + lost_fwd, n as u64);
         assert_eq!(tx.len() as u64 + lost_rev, n as u64);
         assert_eq!(p.lost.len() as u64, lost_fwd + lost_rev);
+        assert_eq!(p.fwd[0].lost_handshake + p.rev[0].lost_handshake, 0);
         let f = lost_fwd as f64 / n as f64;
         let r = lost_rev as f64 / n as f64;
         assert!((f - 0.10).abs() < 0.01, "{f}");

@@ -80,6 +80,16 @@ fn run<'py>(
     Ok((out, st))
 }
 
+/// Bits the bottleneck of a normalized scenario can carry in
+/// `[from_ns, to_ns)`: its rate integrated over the rate schedule
+/// (`BottleneckSpec::capacity_bits`, the one definition both backends'
+/// utilizations divide by).
+#[pyfunction]
+fn capacity_bits(py: Python<'_>, normalized_json: &str, from_ns: u64, to_ns: u64) -> PyResult<f64> {
+    let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
+    Ok(scenario.bottleneck.capacity_bits(from_ns, to_ns))
+}
+
 /// The version of the simulator crate (the package version).
 #[pyfunction]
 fn version() -> &'static str {
@@ -103,6 +113,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;

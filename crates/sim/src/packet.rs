@@ -142,6 +142,11 @@ impl Packet {
         &self.sack[..self.sack_len as usize]
     }
 
+    /// A SYN or SYN-ACK: not counted among a flow's segments.
+    pub fn is_handshake(&self) -> bool {
+        matches!(self.kind, Kind::Syn | Kind::SynAck)
+    }
+
     pub fn has_flag(&self, f: u8) -> bool {
         self.flags & f != 0
     }

@@ -536,7 +536,7 @@ impl<'a> World<'a> {
         let sent = self.bn.wire_bytes_out - self.last_wire_bytes;
         self.last_wire_bytes = self.bn.wire_bytes_out;
         q.wire_util
-            .push(sent as f64 * 8.0 / (self.bn.rate().0 as f64 * interval));
+            .push(sent as f64 * 8.0 / self.sc.bottleneck.capacity_bits(since.0, now.0));
     }
 
     fn finish(self) -> Vec<Table> {
@@ -626,7 +626,7 @@ impl<'a> World<'a> {
             c_ack_lost.push(f.rev.lost as i64);
             c_marks.push(q.marks as i64);
             c_rtos.push(st.rto_count as i64);
-            c_in_net.push((on_path + q.backlog_pkts) as i64);
+            c_in_net.push((on_path + q.backlog_data_pkts) as i64);
             c_received.push(f.data_received as i64);
             c_host.push(spec.host as i64);
             total_bytes += bytes;
@@ -665,7 +665,7 @@ impl<'a> World<'a> {
         flows.i64("host", c_host);
 
         let dur = end.secs_f64();
-        let capacity_bits = rate.0 as f64 * dur;
+        let capacity_bits = sc.bottleneck.capacity_bits(0, end.0);
         let mut summary = Table::new("summary");
         summary.f64("duration_s", vec![dur]);
         summary.f64("rate_mbps", vec![rate.mbps_f64()]);

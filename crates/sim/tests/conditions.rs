@@ -237,6 +237,57 @@ fn rate_schedule_changes_the_bottleneck_rate() {
     );
 }
 
+/// Utilization divides by the capacity integrated over the rate schedule
+/// (issue 10: it divided by the initial rate, up to 24x above 1): a rate
+/// that grows 10-fold still gives utilization <= 1, and the bytes the wire
+/// carried over that capacity, interval by interval as over the run.
+#[test]
+fn utilization_under_a_rate_schedule_is_over_the_integrated_capacity() {
+    let r = sim(json!({
+        "duration": "10s",
+        "bottleneck": {"rate": "10Mbps", "buffer": "1BDP",
+                       "rate_schedule": [["2s", "100Mbps"], ["6s", "30Mbps"]]},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "cubic"}, {"cc": "bbr1"}]
+    }));
+    let sum = r.table("summary");
+    let (u, w) = (sum.f64s("utilization")[0], sum.f64s("wire_utilization")[0]);
+    // Capacity: 2 s x 10 + 4 s x 100 + 4 s x 30 Mbit = 540 Mbit.
+    assert!(
+        u > 0.7 && u <= 1.0 && w <= 1.0 + 1e-9 && w >= u,
+        "utilization {u}, wire {w}"
+    );
+    let q = r.table("queue");
+    let per: Vec<f64> = q.f64s("wire_utilization").to_vec();
+    let times = q.f64s("time_s");
+    let cap = |t: f64| {
+        if t <= 2.0 {
+            10.0
+        } else if t <= 6.0 {
+            100.0
+        } else {
+            30.0
+        }
+    };
+    // A packet counts in the interval it finishes in: at most 1 + two
+    // frames' worth of the interval's capacity (the token bucket's burst).
+    for (&u, &t) in per.iter().zip(times) {
+        let slack = 2.0 * 1514.0 * 8.0 / (cap(t) * 1e6 * 0.1);
+        assert!(u <= 1.0 + slack, "interval ending {t} s: utilization {u}");
+    }
+    // The run's wire utilization is the capacity-weighted mean of the intervals'.
+    let weighted: f64 = per
+        .iter()
+        .zip(times)
+        .map(|(u, &t)| u * cap(t) * 0.1)
+        .sum::<f64>()
+        / 540.0;
+    assert!(
+        (weighted - w).abs() < 1e-6,
+        "weighted {weighted} vs summary {w}"
+    );
+}
+
 /// A flow's RTT follows its schedule (bbq/fig7's latency inflation).
 #[test]
 fn rtt_schedule_changes_the_flow_rtt() {

@@ -23,13 +23,14 @@ Where a quantity is measured differently from the simulator:
 from __future__ import annotations
 
 import io
-import itertools
+import json
 import math
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
+from ..stats import jain
 from .tcpinfo import bbr_mode, ca_state_name
 
 __all__ = ["THRESHOLDS", "build_tables", "self_check"]
@@ -90,14 +91,26 @@ def _phase(cc: str, row: dict[str, Any]) -> str:
     return "SLOW_START" if cwnd < ssth else "CONG_AVOID"
 
 
-def _wire_utilization(queue: pd.DataFrame, interval: float, duration: float) -> float:
+def _capacity_bits(sc: dict[str, Any], t0_s: float, t1_s: float) -> float:
+    """The bottleneck's rate integrated over ``[t0, t1)`` (the rate schedule
+    included): the simulator's own definition (``capacity_bits`` in the core)."""
+    from .._core import capacity_bits
+
+    return capacity_bits(json.dumps(sc), max(round(t0_s * 1e9), 0), max(round(t1_s * 1e9), 0))
+
+
+def _wire_utilization(queue: pd.DataFrame, sc: dict[str, Any], interval: float, capacity: float) -> float:
     """Bytes the bottleneck sent during the run over its capacity, from the
-    per-interval utilization (the last interval may be shorter)."""
-    if not len(queue):
+    per-interval utilization (each interval's capacity from the schedule; the
+    last interval may be shorter)."""
+    if not len(queue) or capacity <= 0:
         return NAN
     t = queue["time_s"].to_numpy()
-    widths = [min(interval, t[0])] + [b - a for a, b in itertools.pairwise(t)]
-    return float(sum(u * w for u, w in zip(queue["wire_utilization"], widths, strict=True)) / duration)
+    starts = [max(t[0] - interval, 0.0), *t[:-1]]
+    bits = sum(
+        u * _capacity_bits(sc, a, b) for u, a, b in zip(queue["wire_utilization"], starts, t, strict=True)
+    )
+    return float(bits / capacity)
 
 
 def _weighted_mean(pairs: list[tuple[float, float]]) -> float:
@@ -284,9 +297,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
     queue = pd.read_csv(io.StringIO(raw["queue_csv"]))
 
     # ---- summary
-    capacity = rate_bps * duration
-    g = [x for x in goodputs if not math.isnan(x)]
-    jain = (sum(g) ** 2 / (len(g) * sum(x * x for x in g))) if g and any(g) else NAN
+    capacity = _capacity_bits(sc, 0.0, duration)
     bb = bn["bottleneck"]
     summary = pd.DataFrame(
         [
@@ -295,8 +306,8 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "rate_mbps": rate_bps / 1e6,
                 "flows": nflows,
                 "utilization": total_bytes * 8 / capacity,
-                "wire_utilization": _wire_utilization(queue, interval, duration),
-                "jain": jain,
+                "wire_utilization": _wire_utilization(queue, sc, interval, capacity),
+                "jain": jain(goodputs),
                 "retrans_rate": total_retx / total_sent if total_sent else 0.0,
                 "mean_rtt_ms": _weighted_mean(all_srtt),
                 "qdelay_mean_ms": _f(bb["qdelay_mean_ms"]),

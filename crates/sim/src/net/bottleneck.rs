@@ -19,8 +19,13 @@ pub struct FlowQueueStats {
     pub backlog_bytes: u64,
     /// Packets of this flow in the queue now (waiting-for-tokens packet included).
     pub backlog_pkts: u64,
+    /// Data segments of this flow in the queue now (no SYN), for conservation.
+    pub backlog_data_pkts: u64,
+    /// Data segments dropped; a dropped SYN counts in `drops_handshake`
+    /// only, as the handshake is not in `segs_sent` (issue 10).
     pub drops_overflow: u64,
     pub drops_aqm: u64,
+    pub drops_handshake: u64,
     pub marks: u64,
 }
 
@@ -111,9 +116,14 @@ impl Bottleneck {
                     let f = &mut self.flows[pkt.flow as usize];
                     f.backlog_bytes -= pkt.wire_len as u64;
                     f.backlog_pkts -= 1;
-                    match cause {
-                        DropCause::Overflow => f.drops_overflow += 1,
-                        DropCause::Aqm => f.drops_aqm += 1,
+                    if pkt.is_handshake() {
+                        f.drops_handshake += 1;
+                    } else {
+                        f.backlog_data_pkts -= 1;
+                        match cause {
+                            DropCause::Overflow => f.drops_overflow += 1,
+                            DropCause::Aqm => f.drops_aqm += 1,
+                        }
                     }
                     self.drops += 1;
                     if self.keep_dropped {
@@ -131,6 +141,7 @@ impl Bottleneck {
         let f = &mut self.flows[pkt.flow as usize];
         f.backlog_bytes += pkt.wire_len as u64;
         f.backlog_pkts += 1;
+        f.backlog_data_pkts += u64::from(!pkt.is_handshake());
         let mut ctx = QdiscCtx {
             events: &mut self.events,
             rng: &mut self.rng,
@@ -170,6 +181,7 @@ impl Bottleneck {
         let f = &mut self.flows[pkt.flow as usize];
         f.backlog_bytes -= pkt.wire_len as u64;
         f.backlog_pkts -= 1;
+        f.backlog_data_pkts -= u64::from(!pkt.is_handshake());
         self.departures += 1;
         self.wire_bytes_out += pkt.wire_len as u64;
         let s = now.since(pkt.enqueued).0;

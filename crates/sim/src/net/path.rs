@@ -26,8 +26,11 @@ pub struct Path {
     imp: Option<Impairments>,
     /// The hosts' turnaround added to each packet (the simulator's ACK paths).
     host: Option<HostNoise>,
-    /// Packets this path lost at random.
+    /// Data segments and ACKs this path lost at random (what `segs_sent`
+    /// and the ACK counts are made of, so conservation holds per flow).
     pub lost: u64,
+    /// SYNs and SYN-ACKs it lost (the handshake is not in `segs_sent`).
+    pub lost_handshake: u64,
     /// When the serializer finishes the packet it is sending.
     ser_free: Time,
     /// Exit time of the packet that entered last (exits never reorder).
@@ -68,6 +71,7 @@ impl Path {
             imp: None,
             host: None,
             lost: 0,
+            lost_handshake: 0,
             ser_free: Time::ZERO,
             last_exit: Time::ZERO,
             q: VecDeque::new(),
@@ -109,7 +113,11 @@ impl Path {
             None => (done + delay).max(self.last_exit),
             Some(imp) => {
                 if imp.loss.lost(&mut imp.rng) {
-                    self.lost += 1;
+                    if pkt.is_handshake() {
+                        self.lost_handshake += 1;
+                    } else {
+                        self.lost += 1;
+                    }
                     return false;
                 }
                 imp.jitter

@@ -185,21 +185,35 @@ impl RedSetup {
             ));
         }
         let avpkt = param_bytes("avpkt", &config.avpkt, mtu)? as u32;
-        let burst = config
-            .burst
-            .unwrap_or((2 * qth_min as u64 + qth_max as u64) as u32 / (3 * avpkt).max(1));
-        let wlog = eval_ewma(qth_min, burst, avpkt).ok_or_else(|| {
-            format!(
-                "burst: {burst} packets is too small for min = {qth_min} bytes and avpkt = {avpkt} bytes; it must be at least {}",
-                1 + qth_min / avpkt
-            )
-        })?;
-        // red.h `red_check_params`: the thresholds scaled by 2^Wlog fit in 32 bits.
-        if fls(qth_max) + wlog as u32 >= 32 {
+        if qth_min <= avpkt {
+            // tc_red_eval_ewma: the average only reaches min after more than
+            // one packet of avpkt bytes; tc fails ("failed to calculate EWMA").
             return Err(format!(
-                "max: {qth_max} bytes is too large for the EWMA weight 2^-{wlog} (burst = {burst}); reduce max or burst"
+                "min: {qth_min} bytes must exceed avpkt ({avpkt} bytes) for RED's average to reach it; \
+                 give a larger buffer, min, or a smaller avpkt"
             ));
         }
+        let Some((lo, hi)) = burst_range(qth_min, qth_max, avpkt) else {
+            return Err(format!(
+                "max: {qth_max} bytes (min {qth_min} bytes, avpkt {avpkt} bytes) leaves no EWMA weight \
+                 the kernel accepts; lower min and max or raise avpkt"
+            ));
+        };
+        let burst = match config.burst {
+            Some(b) if !(lo..=hi).contains(&b) => {
+                return Err(format!(
+                    "burst: {b} packets is outside what the kernel accepts for min = {qth_min} bytes, \
+                     max = {qth_max} bytes and avpkt = {avpkt} bytes: {lo} to {hi}"
+                ));
+            }
+            Some(b) => b,
+            // tc's default, moved into the range the kernel accepts where tc's
+            // own choice would be refused (`red_check_params`), as at large
+            // buffers: a 1 BDP buffer at 10 Gbit/s otherwise fails.
+            None => ((2 * qth_min as u64 + qth_max as u64) / (3 * avpkt as u64).max(1))
+                .clamp(lo as u64, hi as u64) as u32,
+        };
+        let wlog = eval_ewma(qth_min, burst, avpkt).expect("burst within burst_range");
         let probability = match (&config.probability, config.plog) {
             (Some(p), _) => p.value().map_err(|e| format!("probability: {e}"))?,
             (None, Some(_)) => 0.0,
@@ -208,13 +222,19 @@ impl RedSetup {
         let (plog, max_p) = match config.plog {
             Some(pl) => (pl, 0),
             None => {
-                let pl = eval_p(qth_min, qth_max, probability).ok_or_else(|| {
-                    format!(
-                        "probability: {probability} is too small for the gap between min and max"
-                    )
-                })?;
                 // q_red.c: max_P = probability * 2^32 (saturating at 1).
-                (pl, (probability * 4294967296.0) as u32)
+                let max_p = (probability * 4294967296.0) as u32;
+                // Plog only matters when max_P is 0 (sch_red derives it then);
+                // tc refuses a gap too wide for Plog < 32 even when it is
+                // unused, as at a 1 GB buffer: there we keep max_P.
+                let pl = match eval_p(qth_min, qth_max, probability) {
+                    Some(pl) => pl,
+                    None if max_p > 0 => 31,
+                    None => return Err(format!(
+                        "probability: {probability} is too small for the gap between min and max"
+                    )),
+                };
+                (pl, max_p)
             }
         };
         let rate = match &config.bandwidth {
@@ -260,6 +280,31 @@ fn eval_ewma(qmin: u32, burst: u32, avpkt: u32) -> Option<u8> {
         w /= 2.0;
     }
     None
+}
+
+/// The bursts (packets) for which `tc_red_eval_ewma` finds a weight that
+/// `red_check_params` accepts (`fls(max) + Wlog < 32`), as (lowest, highest);
+/// None when there is none. The weight grows with the burst, so the range
+/// is contiguous.
+fn burst_range(qmin: u32, qmax: u32, avpkt: u32) -> Option<(u32, u32)> {
+    let ok = |b: u32| eval_ewma(qmin, b, avpkt).is_some_and(|w| fls(qmax) + (w as u32) < 32);
+    // Below qmin/avpkt the EWMA cannot reach min (a < 1); the first
+    // admissible burst is at most a few above it.
+    let first = (qmin / avpkt.max(1)).max(1);
+    let lo = (first..first.saturating_add(64)).find(|&b| ok(b))?;
+    let (mut good, mut bad) = (lo, u32::MAX);
+    if ok(bad) {
+        return Some((lo, bad));
+    }
+    while bad - good > 1 {
+        let mid = good + (bad - good) / 2;
+        if ok(mid) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    Some((lo, good))
 }
 
 /// tc_red.c `tc_red_eval_P`: Plog with probability/(qmax - qmin) * 2^Plog > 1.
@@ -586,6 +631,48 @@ mod tests {
             (stab[0], stab[9], stab[10], stab[100], stab[255]),
             (0, 0, 1, 10, 31)
         );
+    }
+
+    /// Issue 10: tc's defaults failed the kernel's own check at common
+    /// settings (a 1 BDP buffer at 10 Gbit/s); the default burst now lands
+    /// in the accepted range, and every buffer from 20 KB to 1 GB works
+    /// (below, min = limit/12 no longer exceeds avpkt: a one-line refusal).
+    #[test]
+    fn defaults_work_at_any_buffer() {
+        for limit in [
+            20_000u64,
+            100_000,
+            1_000_000,
+            25_000_000,
+            250_000_000,
+            1_000_000_000,
+        ] {
+            let s = setup(serde_json::Value::Null, Limit::Bytes(limit));
+            assert!(fls(s.qth_max) + (s.wlog as u32) < 32, "limit {limit}");
+        }
+        let e = env(Limit::Bytes(10_000));
+        let err = QdiscConfig::parse("red", &serde_json::Value::Null, &e).unwrap_err();
+        assert!(err.starts_with("min:") && err.contains("avpkt"), "{err}");
+        let s = setup(serde_json::json!({"burst": 110}), Limit::Bytes(1_200_000));
+        assert_eq!(s.qth_min, 100_000);
+        assert_eq!(s.wlog, eval_ewma(100_000, 110, 1000).unwrap());
+    }
+
+    #[test]
+    fn a_burst_error_states_the_accepted_range() {
+        let e = env(Limit::Bytes(2_000_000));
+        let err = QdiscConfig::parse("red", &serde_json::json!({"burst": 1, "min": "0.17MB"}), &e)
+            .unwrap_err();
+        let (lo, hi) = burst_range(170_000, 510_000, 1000).unwrap();
+        assert!(lo > 1 && hi >= lo, "{lo}..{hi}");
+        assert!(err.contains(&format!("{lo} to {hi}")), "{err}");
+        // Within the range: accepted.
+        assert!(QdiscConfig::parse(
+            "red",
+            &serde_json::json!({"burst": lo, "min": "0.17MB"}),
+            &e
+        )
+        .is_ok());
     }
 
     #[test]

@@ -80,6 +80,39 @@ pub struct BottleneckSpec {
     pub rate_schedule: Vec<(u64, u64)>,
 }
 
+impl BottleneckSpec {
+    /// The rate in force at time `t_ns` (the last schedule step at or
+    /// before it, else `rate_bps`).
+    pub fn rate_at(&self, t_ns: u64) -> u64 {
+        self.rate_schedule
+            .iter()
+            .take_while(|&&(t, _)| t <= t_ns)
+            .last()
+            .map_or(self.rate_bps, |&(_, r)| r)
+    }
+
+    /// Bits the bottleneck can carry in `[from_ns, to_ns)`: its rate
+    /// integrated over the rate schedule (the denominator of every
+    /// utilization, so a schedule never makes it exceed 1).
+    pub fn capacity_bits(&self, from_ns: u64, to_ns: u64) -> f64 {
+        if to_ns <= from_ns {
+            return 0.0;
+        }
+        let mut bits = 0.0;
+        let mut t = from_ns;
+        let mut rate = self.rate_at(from_ns);
+        for &(at, r) in self.rate_schedule.iter().filter(|&&(at, _)| at > from_ns) {
+            if at >= to_ns {
+                break;
+            }
+            bits += rate as f64 * ((at - t) as f64 / 1e9);
+            t = at;
+            rate = r;
+        }
+        bits + rate as f64 * ((to_ns - t) as f64 / 1e9)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FlowSpec {
     /// Index of this flow in the run (0..).
@@ -823,6 +856,21 @@ mod tests {
 
     fn error_of(j: serde_json::Value) -> ScenarioError {
         norm(j).expect_err("should fail")
+    }
+
+    #[test]
+    fn capacity_integrates_the_rate_schedule() {
+        let mut j = base();
+        j["bottleneck"]["rate_schedule"] = serde_json::json!([["2s", "10Mbps"], ["5s", "50Mbps"]]);
+        let b = norm(j).unwrap().bottleneck;
+        let s = 1_000_000_000u64;
+        assert_eq!(b.rate_at(0), 100_000_000);
+        assert_eq!(b.rate_at(2 * s), 10_000_000);
+        assert_eq!(b.capacity_bits(0, 2 * s), 200e6);
+        // 1 s at 100, 3 s at 10, 2 s at 50 Mbit/s.
+        assert_eq!(b.capacity_bits(s, 7 * s), 100e6 + 30e6 + 100e6);
+        assert_eq!(b.capacity_bits(3 * s, 4 * s), 10e6);
+        assert_eq!(b.capacity_bits(4 * s, 4 * s), 0.0);
     }
 
     #[test]

@@ -182,7 +182,8 @@ const MAX_FLOWS: usize = 1_000_000;
 /// the normalized scenario, so of every run's hash: after an upgrade that
 /// changes the model, cached runs are run again instead of served as new.
 /// 2: host timing noise (`net::host`).
-pub const MODEL_VERSION: u32 = 2;
+/// 3: per-flow drops exclude SYNs; utilization over the scheduled capacity.
+pub const MODEL_VERSION: u32 = 3;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

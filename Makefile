@@ -25,7 +25,7 @@ demo: install
 test: install-test bottleneck
 	cargo test --workspace
 	$(PYTHON) -m pytest -q
-	$(PYTHON) -m ruff check python tests
+	$(MAKE) lint PYTHON="$(PYTHON)"
 
 bench:
 	cargo bench -p ccarena-sim

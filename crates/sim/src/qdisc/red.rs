@@ -230,9 +230,11 @@ impl RedSetup {
                 let pl = match eval_p(qth_min, qth_max, probability) {
                     Some(pl) => pl,
                     None if max_p > 0 => 31,
-                    None => return Err(format!(
+                    None => {
+                        return Err(format!(
                         "probability: {probability} is too small for the gap between min and max"
-                    )),
+                    ))
+                    }
                 };
                 (pl, max_p)
             }

@@ -90,6 +90,15 @@ fn capacity_bits(py: Python<'_>, normalized_json: &str, from_ns: u64, to_ns: u64
     Ok(scenario.bottleneck.capacity_bits(from_ns, to_ns))
 }
 
+/// What the bottleneck of a normalized scenario can carry over the whole
+/// run, in bits (`Scenario::run_capacity_bits`: the scheduled rate plus
+/// the token bucket's initial fill beyond one frame).
+#[pyfunction]
+fn run_capacity_bits(py: Python<'_>, normalized_json: &str) -> PyResult<f64> {
+    let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
+    Ok(scenario.run_capacity_bits())
+}
+
 /// The version of the simulator crate (the package version).
 #[pyfunction]
 fn version() -> &'static str {
@@ -114,6 +123,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(capacity_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(run_capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;

@@ -665,7 +665,7 @@ impl<'a> World<'a> {
         flows.i64("host", c_host);
 
         let dur = end.secs_f64();
-        let capacity_bits = sc.bottleneck.capacity_bits(0, end.0);
+        let capacity_bits = sc.run_capacity_bits();
         let mut summary = Table::new("summary");
         summary.f64("duration_s", vec![dur]);
         summary.f64("rate_mbps", vec![rate.mbps_f64()]);

@@ -297,7 +297,9 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
     queue = pd.read_csv(io.StringIO(raw["queue_csv"]))
 
     # ---- summary
-    capacity = _capacity_bits(sc, 0.0, duration)
+    from .._core import run_capacity_bits
+
+    capacity = run_capacity_bits(json.dumps(sc))
     bb = bn["bottleneck"]
     summary = pd.DataFrame(
         [

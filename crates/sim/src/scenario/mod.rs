@@ -174,8 +174,10 @@ pub struct After {
     pub gap_ns: u64,
 }
 
-/// Upper bound on the flows one scenario may expand to.
-const MAX_FLOWS: usize = 1_000_000;
+/// Upper bound on the flows one scenario may expand to (10x the 10,000
+/// flows the simulator is built to run; each flow's spec costs memory
+/// before anything runs).
+const MAX_FLOWS: usize = 100_000;
 
 /// The version of the simulation model: raised with every change that
 /// alters results (not with refactors that keep every bit). It is part of
@@ -208,9 +210,32 @@ pub struct HostsSpec {
     pub latency: HostLatency,
 }
 
+/// The largest frame any flow sends (its full segment on the wire).
+fn largest_frame(flows: &[FlowSpec]) -> u32 {
+    flows
+        .iter()
+        .map(|f| f.mss + IP_TCP_TS_HEADER + LINK_FRAMING)
+        .max()
+        .unwrap_or(1514)
+}
+
 impl Scenario {
     pub fn duration(&self) -> Dur {
         Dur(self.duration_ns)
+    }
+
+    /// What the bottleneck can carry over the whole run, in bits: its rate
+    /// integrated over the schedule, plus the token bucket's initial fill
+    /// beyond one frame (a `burst` larger than a packet lets that much
+    /// leave at once at the start; the default one-frame bucket adds
+    /// nothing). The denominator of the run's utilization, which therefore
+    /// never exceeds 1.
+    pub fn run_capacity_bits(&self) -> f64 {
+        let b = &self.bottleneck;
+        let extra = b
+            .burst_bytes
+            .saturating_sub(largest_frame(&self.flows) as u64);
+        b.capacity_bits(0, self.duration_ns) + (extra * 8) as f64
     }
 
     pub fn to_json(&self) -> String {
@@ -336,11 +361,7 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         })?,
     };
     let bdp = units::bdp(rate, bdp_rtt);
-    let mtu_wire = flows
-        .iter()
-        .map(|f| f.mss + IP_TCP_TS_HEADER + LINK_FRAMING)
-        .max()
-        .unwrap_or(1514);
+    let mtu_wire = largest_frame(&flows);
     let buffer_str = rb.buffer.clone().unwrap_or(UnitStr("1BDP".into()));
     let limit = resolve_buffer("bottleneck.buffer", &buffer_str.0, bdp, mtu_wire)?;
     let burst_bytes = match &rb.burst {
@@ -407,6 +428,21 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
             );
         }
         rate_schedule.push((t.0, r.0));
+    }
+
+    // A bucket deeper than a second of transmission at the largest rate is
+    // no longer a shaper (issue 10: 20 GiB on 100 Mbit/s gave utilization
+    // 5571% and runs that did not end).
+    let top_rate = Rate(rate_schedule.iter().map(|&(_, r)| r).fold(rate.0, u64::max));
+    let burst_max = (top_rate.0 / 8).max(mtu_wire as u64);
+    if burst_bytes > burst_max {
+        return err(
+            "bottleneck.burst",
+            format!(
+                "{burst_bytes} bytes is more than one second of transmission at {} ({burst_max} bytes)",
+                units::format_rate(top_rate)
+            ),
+        );
     }
 
     let sample_interval = match raw.sample.and_then(|s| s.interval) {
@@ -744,10 +780,20 @@ fn expand_flow(
     };
     let fwd = rtt.mul_f64(split);
     let (gap, chain) = repeat.unwrap_or((Dur::ZERO, 1));
-    if out.len() as u64 + count as u64 * chain > MAX_FLOWS as u64 {
+    // Checked: count x repeat.count may overflow u64 (issue 10: it wrapped
+    // to 0 and validation then tried to allocate gigabytes).
+    let total = (count as u64)
+        .checked_mul(chain)
+        .and_then(|n| n.checked_add(out.len() as u64));
+    if total.is_none_or(|n| n > MAX_FLOWS as u64) {
+        let field = if rf.repeat.as_ref().is_some_and(|r| r.count.is_some()) && chain > 1 {
+            "repeat.count"
+        } else {
+            "count"
+        };
         return err(
-            at("count"),
-            format!("the scenario would have more than {MAX_FLOWS} flows"),
+            at(field),
+            format!("{count} x {chain} flows: the scenario would have more than {MAX_FLOWS} flows"),
         );
     }
     for _ in 0..count {
@@ -857,6 +903,49 @@ mod tests {
 
     fn error_of(j: serde_json::Value) -> ScenarioError {
         norm(j).expect_err("should fail")
+    }
+
+    #[test]
+    fn flow_counts_cannot_overflow_or_blow_up() {
+        let mut j = base();
+        j["flows"] = serde_json::json!([{"cc": "reno", "count": 4, "size": "1MB",
+                                         "repeat": {"count": 4611686018427387904u64}}]);
+        let e = error_of(j);
+        assert_eq!(e.path, "flows[0].repeat.count", "{e}");
+        let mut j = base();
+        j["flows"] = serde_json::json!([{"cc": "reno", "count": 999_999}]);
+        let e = error_of(j);
+        assert!(
+            e.path == "flows[0].count" && e.message.contains("100000"),
+            "{e}"
+        );
+        let mut j = base();
+        j["flows"] = serde_json::json!([{"cc": "reno", "count": 10_000}]);
+        assert_eq!(norm(j).unwrap().flows.len(), 10_000);
+    }
+
+    #[test]
+    fn burst_is_bounded_and_counted_in_the_run_capacity() {
+        let mut j = base();
+        j["bottleneck"]["burst"] = serde_json::json!(" 20 GiB ");
+        let e = error_of(j);
+        assert!(
+            e.path == "bottleneck.burst" && e.message.contains("12500000 bytes"),
+            "{e}"
+        );
+        let mut j = base();
+        j["bottleneck"]["burst"] = serde_json::json!("100KB");
+        let s = norm(j).unwrap();
+        let rate_only = s.bottleneck.capacity_bits(0, s.duration_ns);
+        assert_eq!(
+            s.run_capacity_bits(),
+            rate_only + ((100_000 - 1514) * 8) as f64
+        );
+        let d = norm(base()).unwrap();
+        assert_eq!(
+            d.run_capacity_bits(),
+            d.bottleneck.capacity_bits(0, d.duration_ns)
+        );
     }
 
     #[test]

@@ -324,8 +324,35 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
     };
     let seed = raw.seed.unwrap_or(1);
     let path = raw.path.unwrap_or_default();
+    // Every [path] default is checked even where each flow overrides it
+    // (issue 10: a garbage path.rtt was never read when every flow set its own).
     if let Some(s) = path.rtt_split {
         check_split("path.rtt_split", s)?;
+    }
+    if let Some(r) = &path.rtt {
+        positive_duration_at("path.rtt", r)?;
+    }
+    if let Some(r) = &path.access_rate {
+        positive_rate_at("path.access_rate", r)?;
+    }
+    for (field, l) in [("path.loss", &path.loss), ("path.ack_loss", &path.ack_loss)] {
+        if let Some(l) = l {
+            l.validate().map_err(|m| ScenarioError {
+                path: field.into(),
+                message: m,
+            })?;
+        }
+    }
+    for (field, j) in [
+        ("path.jitter", &path.jitter),
+        ("path.ack_jitter", &path.ack_jitter),
+    ] {
+        if let Some(j) = j {
+            j.validate().map_err(|m| ScenarioError {
+                path: field.into(),
+                message: m,
+            })?;
+        }
     }
     let raw_flows = match raw.flows {
         Some(f) if !f.is_empty() => f,
@@ -922,6 +949,26 @@ mod tests {
         let mut j = base();
         j["flows"] = serde_json::json!([{"cc": "reno", "count": 10_000}]);
         assert_eq!(norm(j).unwrap().flows.len(), 10_000);
+    }
+
+    #[test]
+    fn path_defaults_are_checked_even_when_every_flow_overrides_them() {
+        for (key, bad) in [
+            ("rtt", serde_json::json!("garbage")),
+            ("access_rate", serde_json::json!("-1Gbps")),
+            ("loss", serde_json::json!("150%")),
+            (
+                "jitter",
+                serde_json::json!({"model": "per_packet", "max": "-1ms"}),
+            ),
+        ] {
+            let mut j = base();
+            j["path"][key] = bad.clone();
+            j["flows"] = serde_json::json!([{"cc": "reno", "rtt": "10ms", "access_rate": "1Gbps",
+                                             "loss": "1%", "jitter": {"model": "per_packet", "max": "1ms"}}]);
+            let e = error_of(j);
+            assert_eq!(e.path, format!("path.{key}"), "{key} = {bad}: {e}");
+        }
     }
 
     #[test]

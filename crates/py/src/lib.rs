@@ -92,7 +92,7 @@ fn capacity_bits(py: Python<'_>, normalized_json: &str, from_ns: u64, to_ns: u64
 
 /// What the bottleneck of a normalized scenario can carry over the whole
 /// run, in bits (`Scenario::run_capacity_bits`: the scheduled rate plus
-/// the token bucket's initial fill beyond one frame).
+/// the token bucket it starts with).
 #[pyfunction]
 fn run_capacity_bits(py: Python<'_>, normalized_json: &str) -> PyResult<f64> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;

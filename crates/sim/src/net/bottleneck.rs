@@ -88,12 +88,17 @@ impl Bottleneck {
     }
 
     pub fn set_rate(&mut self, now: Time, rate: Rate) {
-        // Settle tokens at the old rate's bucket, then rescale the bucket.
+        // Settle tokens at the old rate, then convert bucket and tokens to
+        // the new rate keeping their bytes: a link whose rate changes does
+        // not gain credit by the change (kept as time, the tokens of a slow
+        // link became many more bytes on a fast one, and the bottleneck
+        // sent above its capacity).
         let burst_bytes = self.rate.bytes_in(self.bucket);
         self.refill(now);
+        let token_bytes = self.rate.bytes_in(self.tokens);
         self.rate = rate;
         self.bucket = rate.tx_time(burst_bytes);
-        self.tokens = self.tokens.min(self.bucket);
+        self.tokens = rate.tx_time(token_bytes).min(self.bucket);
     }
 
     fn refill(&mut self, now: Time) {

@@ -275,13 +275,14 @@ fn utilization_under_a_rate_schedule_is_over_the_integrated_capacity() {
         let slack = 2.0 * 1514.0 * 8.0 / (cap(t) * 1e6 * 0.1);
         assert!(u <= 1.0 + slack, "interval ending {t} s: utilization {u}");
     }
-    // The run's wire utilization is the capacity-weighted mean of the intervals'.
+    // The run's wire utilization is the bits of the intervals over the
+    // run's capacity: 540 Mbit plus the one-frame bucket it starts with.
     let weighted: f64 = per
         .iter()
         .zip(times)
         .map(|(u, &t)| u * cap(t) * 0.1)
         .sum::<f64>()
-        / 540.0;
+        / (540.0 + 1514.0 * 8.0 / 1e6);
     assert!(
         (weighted - w).abs() < 1e-6,
         "weighted {weighted} vs summary {w}"

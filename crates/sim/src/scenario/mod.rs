@@ -35,6 +35,36 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+impl ScenarioError {
+    /// One short line whatever the user wrote: control characters escaped,
+    /// and an echoed value of thousands of characters cut in the middle
+    /// (the fuzzer found a 5,000-digit algorithm name printed in full).
+    fn tidy(self) -> ScenarioError {
+        fn short(s: &str, max: usize) -> String {
+            let clean: String = s.chars().flat_map(char::escape_debug).collect();
+            let clean = if clean.chars().count() == s.chars().count() {
+                s.to_string() // nothing to escape: keep quotes as they are
+            } else {
+                clean
+            };
+            let n = clean.chars().count();
+            if n <= max {
+                return clean;
+            }
+            let head: String = clean.chars().take(max * 2 / 3).collect();
+            let tail: String = clean.chars().skip(n - max / 3).collect();
+            format!(
+                "{head} … ({} characters) … {tail}",
+                n - head.chars().count() - max / 3
+            )
+        }
+        ScenarioError {
+            path: short(&self.path, 120),
+            message: short(&self.message, 300),
+        }
+    }
+}
+
 fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
     Err(ScenarioError {
         path: path.into(),
@@ -269,17 +299,17 @@ fn model_v1() -> u32 {
 
 /// Normalize a scenario given as JSON (the TOML file as a dict).
 pub fn normalize_json(input: &str) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = serde_path_to_error::deserialize(
-        &mut serde_json::Deserializer::from_str(input),
-    )
-    .map_err(|e| {
-        let path = e.path().to_string();
-        ScenarioError {
-            path: if path == "." { String::new() } else { path },
-            message: e.into_inner().to_string(),
-        }
-    })?;
-    normalize(raw)
+    let raw: RawScenario =
+        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(input))
+            .map_err(|e| {
+                let path = e.path().to_string();
+                ScenarioError {
+                    path: if path == "." { String::new() } else { path },
+                    message: e.into_inner().to_string(),
+                }
+            })
+            .map_err(ScenarioError::tidy)?;
+    normalize(raw).map_err(ScenarioError::tidy)
 }
 
 fn duration_at(path: &str, v: &UnitStr) -> Result<Dur, ScenarioError> {

@@ -99,6 +99,22 @@ fn run_capacity_bits(py: Python<'_>, normalized_json: &str) -> PyResult<f64> {
     Ok(scenario.run_capacity_bits())
 }
 
+/// The estimated cost of running a normalized scenario
+/// (`Scenario::cost`): {"bottleneck_packets", "events", "sample_rows",
+/// "queue_rows", "memory_bytes"}.
+#[pyfunction]
+fn cost<'py>(py: Python<'py>, normalized_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
+    let c = scenario.cost();
+    let d = PyDict::new(py);
+    d.set_item("bottleneck_packets", c.bottleneck_packets)?;
+    d.set_item("events", c.events)?;
+    d.set_item("sample_rows", c.sample_rows)?;
+    d.set_item("queue_rows", c.queue_rows)?;
+    d.set_item("memory_bytes", c.memory_bytes)?;
+    Ok(d)
+}
+
 /// The version of the simulator crate (the package version).
 #[pyfunction]
 fn version() -> &'static str {
@@ -124,6 +140,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(run_capacity_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(cost, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;

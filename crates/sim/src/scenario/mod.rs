@@ -16,6 +16,16 @@ use raw::{RawFlow, RawPath, RawScenario, UnitStr};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The estimated cost of one run (`Scenario::cost`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Cost {
+    pub bottleneck_packets: f64,
+    pub events: f64,
+    pub sample_rows: f64,
+    pub queue_rows: f64,
+    pub memory_bytes: f64,
+}
+
 /// A bad scenario: where (`flows[1].rtt`) and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioError {
@@ -262,6 +272,28 @@ impl Scenario {
     pub fn run_capacity_bits(&self) -> f64 {
         let b = &self.bottleneck;
         b.capacity_bits(0, self.duration_ns) + (b.burst_bytes * 8) as f64
+    }
+
+    /// What running this scenario will cost, estimated before it runs
+    /// (`Cost`): an upper bound on the bottleneck's packets (it can carry
+    /// no more than its capacity in full frames), the events they cause,
+    /// the rows of the sampled tables and the memory those take.
+    pub fn cost(&self) -> Cost {
+        let frame_bits = largest_frame(&self.flows) as f64 * 8.0;
+        let packets = self.run_capacity_bits() / frame_bits;
+        let intervals = (self.duration_ns / self.sample_interval_ns.max(1)) as f64 + 1.0;
+        let flows = self.flows.len() as f64;
+        let sample_rows = flows * intervals;
+        Cost {
+            bottleneck_packets: packets,
+            // Measured: 3.3-3.5 events per bottleneck packet (data, ACK,
+            // timers; `benches/throughput.rs`); 4 as the bound.
+            events: packets * 4.0 + flows * 16.0,
+            sample_rows,
+            queue_rows: intervals,
+            // ~30 columns of 8 bytes per sample row, ~4 KB of state per flow.
+            memory_bytes: sample_rows * 240.0 + intervals * 80.0 + flows * 4096.0,
+        }
     }
 
     pub fn to_json(&self) -> String {
@@ -995,6 +1027,23 @@ mod tests {
             let e = error_of(j);
             assert_eq!(e.path, format!("path.{key}"), "{key} = {bad}: {e}");
         }
+    }
+
+    #[test]
+    fn cost_bounds_packets_by_the_capacity_and_counts_sample_rows() {
+        let s = norm(base()).unwrap();
+        let c = s.cost();
+        // 100 Mbit/s for 10 s in 1514-byte frames, plus the starting bucket.
+        assert!(
+            (c.bottleneck_packets - (1e9 / 12112.0 + 1.0)).abs() < 1e-6,
+            "{c:?}"
+        );
+        assert_eq!(c.queue_rows, 101.0);
+        assert_eq!(c.sample_rows, 3.0 * 101.0);
+        let mut j = base();
+        j["sample"] = serde_json::json!({"interval": "1ns"});
+        j["duration"] = serde_json::json!("100s");
+        assert!(norm(j).unwrap().cost().sample_rows > 1e11);
     }
 
     #[test]

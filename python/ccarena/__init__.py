@@ -61,6 +61,7 @@ def run(
     *,
     figure: bool = False,
     backend: str | None = None,
+    yes: bool = False,
     **overrides: Any,
 ) -> Results:
     """Simulate one scenario and return its ``Results``.
@@ -76,7 +77,8 @@ def run(
     scenario's own ``backend`` field decides.
     Raises ``ScenarioError`` for an invalid scenario, ``StoreError`` when the
     output directory cannot be used, ``ccarena.linux.LinuxBackendError`` when
-    the Linux backend cannot run the scenario.
+    the Linux backend cannot run the scenario. A simulation whose estimated
+    cost is above ``ccarena.cost.LIMITS`` is refused unless ``yes=True``.
     """
     scn = load(scenario, **overrides)
     chosen = backend or scn.backend or "sim"
@@ -88,7 +90,7 @@ def run(
         raise ValueError(f"unknown backend {chosen!r}; expected 'sim' or 'linux'")
     from .runner import execute
 
-    return execute(scn, out, figure=figure)
+    return execute(scn, out, figure=figure, yes=yes)
 
 
 def sweep(
@@ -100,6 +102,7 @@ def sweep(
     address: str | None = None,
     force: bool = False,
     progress: bool | None = None,
+    yes: bool = False,
     **overrides: Any,
 ) -> Experiment:
     """Run every point of a scenario's ``[sweep]`` and return the ``Experiment``.
@@ -111,7 +114,8 @@ def sweep(
     ``run``; ``sweep__repeats=3`` changes the sweep itself. The experiment's
     ``.runs``, ``.flows``, ``.samples`` and ``.queue`` are pandas frames with a
     column per swept key. Raises ``ScenarioError`` before running anything
-    when a point is invalid, ``SweepError`` when runs failed.
+    when a point is invalid (or, unless ``yes``, too costly: see
+    ``ccarena.cost``), ``SweepError`` when runs failed.
     """
     from .experiment import run_sweep
 
@@ -123,4 +127,5 @@ def sweep(
         address=address,
         force=force,
         progress=progress,
+        yes=yes,
     )

@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
             help="override a field, e.g. --set bottleneck.rate=50Mbps --set flows[0].cc=cubic "
             "(VALUE is read as TOML when it parses, else as a string; repeatable)",
         )
+        sp.add_argument(
+            "--yes",
+            action="store_true",
+            help="run even when the estimated cost (validate prints it) is above the limits",
+        )
 
     r = sub.add_parser("run", help="simulate one scenario, store its results, draw its figure")
     scenario_args(r)
@@ -140,6 +145,11 @@ def _parser() -> argparse.ArgumentParser:
     rr.add_argument("target", metavar="ID|PAPER", help="an id (bbq/fig3) or a paper (bbq); see ccarena list")
     rr.add_argument("--quick", action="store_true", help="the quick form: shorter runs, fewer points")
     rr.add_argument("--out", metavar="DIR", help="root directory (default: results/reproduce/)")
+    rr.add_argument(
+        "--yes",
+        action="store_true",
+        help="run paper-scale points whose estimated cost is above the limits (see validate)",
+    )
     rr.add_argument(
         "--trace",
         metavar="PCAP",
@@ -303,6 +313,7 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .expect import check_all, parse_expectations
 
     scn = Scenario.load(args.scenario, args.overrides)
+    expectations = parse_expectations(scn.expect, scn.source)  # before the run: bad ones cost nothing
     if scn.sweep:
         err.print(
             f"note: {scn.source} has a [sweep]; this runs its base scenario (ccarena sweep runs the points)"
@@ -319,14 +330,13 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         from .runner import execute
 
         with err.status(f"simulating {scn.name} …"):
-            res = execute(scn, args.out, figure=not args.no_figure)
+            res = execute(scn, args.out, figure=not args.no_figure, yes=args.yes)
     out.print(_flows_table(res.flows))
     out.print(_summary_table(res.summary))
     _print_linux_checks(res, out, err)
     out.print(f"run directory: {res.path}")
     if res.figure is not None:
         out.print(f"figure: {res.figure}")
-    expectations = parse_expectations(scn.expect, scn.source)
     outcomes = check_all(expectations, [("run", {}, res.summary, res.flows)])
     return print_expectations(outcomes, out)
 
@@ -366,6 +376,7 @@ def run_experiment(scn: Scenario, args: argparse.Namespace, out: Console, err: C
             force=args.force,
             progress=False if args.no_progress else None,
             console=err,
+            yes=getattr(args, "yes", False),
         )
     except SweepError as e:
         exp = e.experiment
@@ -381,13 +392,14 @@ def _cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise _BadArgs("--jobs must be at least 1")
     scn = Scenario.load(args.scenario, args.overrides)
+    expectations = parse_expectations(scn.expect, scn.source)
     exp, status = run_experiment(scn, args, out, err, args.out)
     out.print(_runs_table(exp))
     out.print(
         f"experiment directory: {exp.path} ({exp.ran} run, {exp.cached} cached); "
         f"index: {exp.path / 'runs.parquet'}"
     )
-    outcomes = check_experiment(parse_expectations(scn.expect, scn.source), exp)
+    outcomes = check_experiment(expectations, exp)
     return max(status, print_expectations(outcomes, out))
 
 
@@ -514,10 +526,22 @@ def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .cost import check
+    from .expect import parse_expectations
+    from .sweep import expand
+
     scn = Scenario.load(args.scenario, args.overrides)
+    # Everything a run or sweep would refuse is refused here: expectations,
+    # every sweep point (each validated by the core), the cost.
+    parse_expectations(scn.expect, scn.source)
+    points = expand(scn, yes=args.yes) if scn.sweep else []
+    cost = check(scn, force=args.yes)
     for t in _validate_summary(scn):
         out.print(t)
-    out.print(f"{args.scenario}: valid")
+    out.print(f"cost of one run: {cost.describe()}", markup=False)
+    if points:
+        out.print(f"sweep: {len(points):,} points, each valid")
+    out.print(f"{args.scenario}: valid", markup=False)
     return 0
 
 

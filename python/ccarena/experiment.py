@@ -285,6 +285,7 @@ def run_sweep(
     force: bool = False,
     progress: bool | None = None,
     console: Any = None,
+    yes: bool = False,
 ) -> Experiment:
     """Run every point of ``scn``'s sweep that is not done yet and return the
     ``Experiment``. ``jobs``: worker processes (default: all cores; for Ray,
@@ -298,7 +299,7 @@ def run_sweep(
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r}: use one of {', '.join(EXECUTORS)}")
     spec = parse_sweep(scn.sweep, scn.source)
-    points = expand(scn, spec)
+    points = expand(scn, spec, yes=yes)
     keys = spec.keys
     directory = Path(out) if out is not None else default_experiment_dir(scn.name)
     _check_experiment_dir(directory)

@@ -60,11 +60,17 @@ def execute(
     *,
     root: str | Path = DEFAULT_ROOT,
     figure: bool = False,
+    yes: bool = False,
 ) -> Results:
     """Simulate ``scn`` and write its run directory: ``out`` exactly, or
     ``<root>/<scenario name>/<hash>``. With ``figure``, the run figure
-    (``timeseries.png``) is drawn into the directory before it appears."""
+    (``timeseries.png``) is drawn into the directory before it appears.
+    A run whose estimated cost is above ``cost.LIMITS`` is refused
+    (``ScenarioError``) unless ``yes``."""
+    from .cost import check
     from .plots.timeseries import FIGURE_NAME, plot_run
+
+    check(scn, force=yes)
 
     streams, stats = simulate(scn.core_json)
     arrow = tables_from_ipc(streams)

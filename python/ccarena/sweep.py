@@ -233,12 +233,17 @@ def _base_seed(doc: Mapping[str, Any]) -> int:
     return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else 1
 
 
-def expand(scn: Scenario, spec: SweepSpec | None = None) -> list[Point]:
+def expand(scn: Scenario, spec: SweepSpec | None = None, *, yes: bool = False) -> list[Point]:
     """Every concrete run of ``scn``'s sweep (one point for a scenario
     without one), each validated and hashed. Raises ``ScenarioError`` for a
-    point the core rejects, naming the swept values."""
+    point the core rejects, naming the swept values, and (unless ``yes``)
+    for more than ``cost.MAX_POINTS`` points or a point whose estimated cost
+    is above ``cost.LIMITS``, before anything runs."""
+    from .cost import check, check_points
+
     if spec is None:
         spec = parse_sweep(scn.sweep, scn.source)
+    check_points(spec.size, scn.source, force=yes)
     points: list[Point] = []
     combos: Sequence[tuple[tuple[Any, ...], ...]] = list(itertools.product(*(a.values for a in spec.axes)))
     for combo in combos:
@@ -260,5 +265,7 @@ def expand(scn: Scenario, spec: SweepSpec | None = None) -> list[Point]:
             concrete = Scenario.from_dict(
                 scn.raw, source=scn.source, overrides=[*ovs, Override(("seed",), seed, f"repeat {r}")]
             )
+            if r == 0:
+                check(concrete, force=yes)  # the repeats cost the same
             points.append(Point(len(points), dict(values), r, seed, concrete))
     return points

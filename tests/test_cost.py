@@ -1,0 +1,84 @@
+"""Issue 10: a run or sweep that would blow up is refused before it starts,
+with the estimate and the field to change (exit 2, nothing written), unless
+forced; validate prints the estimate and checks every sweep point and
+expectation up front."""
+
+from __future__ import annotations
+
+import pytest
+
+from ccarena import Scenario, ScenarioError
+from ccarena.cli import main
+from ccarena.cost import LIMITS, MAX_POINTS, check, estimate
+
+SMALL = 'name = "c"\nduration = "1s"\n[bottleneck]\nrate = "10Mbps"\n[[flows]]\ncc = "reno"\nrtt = "10ms"\n'
+
+
+def _write(tmp_path, text, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_estimate_bounds_packets_by_the_capacity(tmp_path):
+    c = estimate(Scenario.from_dict({"duration": "10s", "bottleneck": {"rate": "100Mbps"},
+                                     "flows": [{"cc": "reno", "rtt": "10ms", "count": 2}]}))  # fmt: skip
+    assert c.bottleneck_packets == pytest.approx(1e9 / (1514 * 8) + 1)
+    assert c.sample_rows == 2 * 101
+    # A real run stays under its estimate.
+    from ccarena import run
+
+    scn = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "20Mbps"},
+                              "flows": [{"cc": "cubic", "rtt": "10ms"}]})  # fmt: skip
+    r = run(scn, tmp_path / "run")
+    assert 0 < r.stats["bottleneck_packets"] <= estimate(scn).bottleneck_packets
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ('duration = "1000000s"\n', "duration"),  # at 10 Mbit/s: 3.3e9 events
+        ('[sample]\ninterval = "1ns"\n', "sample.interval"),
+    ],
+)
+def test_costly_run_is_refused_with_one_line_unless_forced(tmp_path, capsys, extra, field):
+    text = SMALL.replace('duration = "1s"\n', "") if extra.startswith("duration") else SMALL
+    p = _write(tmp_path, extra + text if extra.startswith("duration") else text + extra)
+    out = tmp_path / "run"
+    assert main(["run", str(p), "--out", str(out), "--no-figure"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{p}: {field}:" in err and "--yes" in err, err
+    assert not out.exists()
+    with pytest.raises(ScenarioError):
+        check(Scenario.load(p))
+    assert check(Scenario.load(p), force=True).events > LIMITS["events"] or field == "sample.interval"
+
+
+def test_validate_prints_the_cost_and_refuses_what_run_would(tmp_path, capsys):
+    p = _write(tmp_path, SMALL)
+    assert main(["validate", str(p)]) == 0
+    assert "cost of one run: ~" in capsys.readouterr().out
+    big = _write(tmp_path, SMALL.replace('"1s"', '"1000000s"'), "big.toml")
+    assert main(["validate", str(big)]) == 2
+    assert main(["validate", str(big), "--yes"]) == 0
+
+
+def test_huge_sweep_is_refused_before_any_point_is_built(tmp_path, capsys):
+    axis = ", ".join(f'"{i + 1}Mbps"' for i in range(1000))
+    p = _write(tmp_path, SMALL + f'[sweep]\n"bottleneck.rate" = [{axis}]\nrepeats = 1000\n')
+    assert main(["sweep", str(p), "--out", str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "sweep" in err and f"{MAX_POINTS:,}" in err, err
+    assert not (tmp_path / "exp").exists()
+
+
+def test_validate_checks_sweep_points_and_expectations_up_front(tmp_path, capsys):
+    bad_point = _write(tmp_path, SMALL + '[sweep]\n"bottleneck.rate" = ["10Mbps", "-5Mbps"]\n', "p.toml")
+    assert main(["validate", str(bad_point)]) == 2
+    assert "bottleneck.rate" in capsys.readouterr().err
+    bad_expect = _write(tmp_path, SMALL + '[[expect]]\nmetric = "jain"\nop = "~"\nvalue = 1\n', "e.toml")
+    assert main(["validate", str(bad_expect)]) == 2
+    assert "expect[0].op" in capsys.readouterr().err
+    # run refuses it before simulating (no run directory)
+    assert main(["run", str(bad_expect), "--out", str(tmp_path / "r"), "--no-figure"]) == 2
+    assert not (tmp_path / "r").exists()

@@ -42,24 +42,27 @@ ONE_CUBIC: dict[str, Any] = {
 }
 
 
+def _load_signal_trials():
+    """scripts/signal_trials.py: the trials, and what counts as a run's leftovers."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "signal_trials.py"
+    spec = importlib.util.spec_from_file_location("signal_trials", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_SIGNAL_TRIALS = _load_signal_trials()
+
+
 def _ours() -> list[str]:
-    return [ns for ns in netns.list_namespaces() if netns.NAME_RE.match(ns)]
+    return sorted(_SIGNAL_TRIALS.namespaces())
 
 
 def _our_processes() -> list[str]:
     """Command lines of running bottlenecks and generators."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and ("ccarena-bottleneck --scenario" in cmd or "linux/gen.py" in cmd):
-            out.append(cmd)
-    return out
+    return _SIGNAL_TRIALS.processes()
 
 
 def _accurate_or_skip(res: Results) -> None:
@@ -185,16 +188,6 @@ def test_cleanup_after_failure(tmp_path, monkeypatch):
     assert not (tmp_path / "run").exists()
 
 
-def _signal_trials():
-    import importlib.util
-
-    path = Path(__file__).resolve().parent.parent / "scripts" / "signal_trials.py"
-    spec = importlib.util.spec_from_file_location("signal_trials", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 # (kind, trial number): even numbers signal while the namespaces are being
 # built, odd ones while traffic flows (scripts/signal_trials.py runs 20 of each).
 _TRIALS = [
@@ -213,7 +206,7 @@ def test_signals_leave_nothing_behind(tmp_path, kind, i):
     namespace, process, work directory, lock or output; after SIGKILL,
     ``ccarena linux cleanup`` removes it all; a live run survives another's
     ``cleanup``."""
-    r = _signal_trials().trial(kind, i, tmp_path)
+    r = _SIGNAL_TRIALS.trial(kind, i, tmp_path)
     assert r["ok"], r
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -285,6 +286,16 @@ class Scenario:
                 apply_override(raw, o)
             except ValueError as e:
                 raise ScenarioError(source, o.field, str(e), o.origin) from None
+        bad = _non_finite(raw)
+        if bad is not None:
+            where, value = bad
+            blamed = _blame(where, ovs)
+            raise ScenarioError(
+                source,
+                where,
+                f"{value} is refused (NaN and infinities are not numbers ccarena uses); give a finite value",
+                blamed.origin if blamed else None,
+            )
         extras = {k: raw.pop(k) for k in PY_ONLY_KEYS if k in raw}
         sweep = extras.get("sweep")
         if sweep is not None and not isinstance(sweep, dict):
@@ -329,6 +340,22 @@ class Scenario:
             expect=expect,
             backend=backend,
         )
+
+
+def _non_finite(obj: Any, path: str = "") -> tuple[str, float] | None:
+    """The field path (``flows[0].rtt``) and value of the first NaN or
+    infinity in a document, if any (issue 10: the core only said
+    "expected value"). Iterative: a deeply nested document cannot overflow."""
+    stack: list[tuple[str, Any]] = [(path, obj)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return where, v
+        if isinstance(v, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((f"{where}[{i}]", x) for i, x in reversed(list(enumerate(v))))
+    return None
 
 
 def load(path: str | Path, overrides: Iterable[Override | str] = ()) -> Scenario:

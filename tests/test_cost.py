@@ -82,3 +82,18 @@ def test_validate_checks_sweep_points_and_expectations_up_front(tmp_path, capsys
     # run refuses it before simulating (no run directory)
     assert main(["run", str(bad_expect), "--out", str(tmp_path / "r"), "--no-figure"]) == 2
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ("[path]\nrtt_split = nan\n", "path.rtt_split"),
+        ("[path]\nrtt_split = inf\n", "path.rtt_split"),
+        ('[[flows]]\ncc = "reno"\nrtt = "10ms"\nrtt_split = -inf\n', "flows[1].rtt_split"),
+    ],
+)
+def test_nan_and_inf_are_named_as_such(tmp_path, capsys, line, field):
+    p = _write(tmp_path, SMALL + line)
+    assert main(["validate", str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{p}: {field}:" in err and "NaN and infinities" in err, err

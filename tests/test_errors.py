@@ -1,9 +1,19 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from ccarena.scenario import Scenario, ScenarioError, _blame, parse_override
+from ccarena import cli
+from ccarena.scenario import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_NAME_BYTES,
+    Scenario,
+    ScenarioError,
+    _blame,
+    parse_override,
+)
 
 
 def test_error_is_one_line_file_path_message():
@@ -95,3 +105,150 @@ def test_core_scenario_error_is_a_value_error_with_attributes(tiny):
     assert ei.value.path == "flows[0].cc"
     assert "no-such-cc" in ei.value.message
     assert str(ei.value) == f"{ei.value.path}: {ei.value.message}"
+
+
+# --------------------------------------------------------------------------- hostile input (issue 10)
+
+BASE_TOML = 'duration = "1s"\nbottleneck = { rate = "10Mbps" }\n[[flows]]\ncc = "reno"\nrtt = "20ms"\n'
+
+
+@pytest.fixture
+def one_reno(tiny):
+    """1 s, 10 Mbps, one Reno flow."""
+    tiny.update(duration="1s", bottleneck={"rate": "10Mbps"})
+    return tiny
+
+
+def _refused(capsys, tmp_path, monkeypatch, *argv: str) -> str:
+    """Run the CLI in tmp_path; assert exit 2, one line on stderr, nothing
+    written; return the line."""
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.iterdir())
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    assert len(err.strip().splitlines()) == 1, err
+    assert sorted(tmp_path.iterdir()) == before
+    return err.strip()
+
+
+@pytest.mark.parametrize("value", ["[" * 500 + "]" * 500, "{ b = " * 500 + "1" + " }" * 500])
+def test_nesting_too_deep_to_parse(capsys, tmp_path, monkeypatch, value):
+    p = tmp_path / "s.toml"
+    p.write_text(f"a = {value}\n{BASE_TOML}")
+    line = _refused(capsys, tmp_path, monkeypatch, "validate", str(p))
+    assert line == f"{p}: nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep"
+
+
+def test_nesting_deeper_than_the_limit_names_the_field(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(f"a = {'[' * 40}{']' * 40}\n{BASE_TOML}")
+    with pytest.raises(ScenarioError) as ei:
+        Scenario.load(p)
+    assert ei.value.path == "a" + "[0]" * (MAX_DEPTH - 1)
+    assert f"at most {MAX_DEPTH} levels" in ei.value.message
+
+
+def test_deep_or_cyclic_dict_is_refused(one_reno):
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    cyclic: dict = {}
+    cyclic["a"] = cyclic
+    for value in (deep, cyclic):
+        with pytest.raises(ScenarioError, match="nested too deeply"):
+            Scenario.from_dict({**one_reno, "a": value})
+
+
+def test_integer_too_long_for_python_names_the_field(capsys, tmp_path, monkeypatch):
+    p = tmp_path / "s.toml"
+    p.write_text(f'description = "{"1" * 5000}"\n{BASE_TOML}count = {"9" * 5000}\n')
+    line = _refused(capsys, tmp_path, monkeypatch, "validate", str(p))
+    assert line.startswith(f"{p}: flows[0].count: integer out of range: ")
+    assert "64 bits" in line
+
+
+def test_integer_too_long_in_set_names_the_field(capsys, tmp_path, monkeypatch, write_scenario, one_reno):
+    p = write_scenario(one_reno)
+    line = _refused(capsys, tmp_path, monkeypatch, "validate", str(p), "--set", "seed=" + "9" * 5000)
+    assert line.startswith(f"{p}: seed: integer out of range: ")
+
+
+def test_name_too_long_for_a_directory(capsys, tmp_path, monkeypatch, write_scenario, one_reno):
+    one_reno["name"] = "é" * 150
+    p = write_scenario(one_reno)
+    line = _refused(capsys, tmp_path, monkeypatch, "run", str(p))
+    assert line == (
+        f"{p}: name: 300 bytes long: a name names the results directory, "
+        f"so it is at most {MAX_NAME_BYTES} bytes (UTF-8)"
+    )
+
+
+def test_unnamed_scenario_with_a_long_file_name_is_named_by_its_start(write_scenario, one_reno):
+    del one_reno["name"]
+    p = write_scenario(one_reno, "x" * 200 + ".toml")
+    assert Scenario.load(p).name == "x" * MAX_NAME_BYTES
+
+
+@pytest.mark.parametrize("text", ["[/bold]", "[red]x"])
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_markup_in_user_text_prints_as_written(
+    capsys, tmp_path, monkeypatch, write_scenario, one_reno, text, command
+):
+    monkeypatch.chdir(tmp_path)
+    one_reno["name"] = text
+    one_reno["flows"][0]["label"] = text
+    write_scenario(one_reno)
+    extra = ["--out", f"out{text}", "--no-figure"] if command == "run" else []
+    code = cli.main([command, "s.toml", *extra])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert (f"run directory: out{text}" if command == "run" else f"{text} (s.toml)") in out
+
+
+@pytest.mark.parametrize(
+    ("path", "size", "message"),
+    [
+        ("/dev/zero", None, "is a device, pipe or socket, not a scenario file"),
+        ("fifo", None, "is a device, pipe or socket, not a scenario file"),
+        ("big.toml", MAX_FILE_BYTES + 1, "larger than 1 MiB, the most a scenario file may be"),
+    ],
+)
+def test_file_not_regular_or_too_large(capsys, tmp_path, monkeypatch, path, size, message):
+    p = tmp_path / path
+    if path == "fifo":
+        os.mkfifo(p)  # opening it would wait for a writer
+    elif size is not None:
+        p.write_text("#" * size)
+    line = _refused(capsys, tmp_path, monkeypatch, "validate", str(p))
+    assert line == f"{p}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("toml", "field", "value"),
+    [
+        ("path = { rtt_split = nan }\n", "path.rtt_split", "nan"),
+        ("[path]\nrtt = inf\n", "path.rtt", "inf"),
+        ("seed = -inf\n", "seed", "-inf"),
+        ("[sweep]\nseed = [1.0, nan]\n", "sweep.seed[1]", "nan"),
+    ],
+)
+def test_nan_and_infinity_name_the_field(capsys, tmp_path, monkeypatch, toml, field, value):
+    p = tmp_path / "s.toml"
+    p.write_text(toml + BASE_TOML)
+    line = _refused(capsys, tmp_path, monkeypatch, "validate", str(p))
+    assert line == f"{p}: {field}: {value}: NaN and infinities are not allowed; expected a finite number"
+
+
+def test_nan_from_set_names_the_field_and_set(capsys, tmp_path, monkeypatch, write_scenario, one_reno):
+    p = write_scenario(one_reno)
+    line = _refused(capsys, tmp_path, monkeypatch, "validate", str(p), "--set", "flows.0.rtt=nan")
+    assert line == (
+        f"{p}: flows[0].rtt: nan: NaN and infinities are not allowed; expected a finite number "
+        "(set by --set flows.0.rtt=nan)"
+    )
+
+
+def test_error_with_newlines_in_user_text_stays_one_line():
+    e = ScenarioError("s.toml", 'flows[0]."a\nb"', "x\ny", "--set a\nb=1")
+    assert "\n" not in str(e)

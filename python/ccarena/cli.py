@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from . import __version__
 from .scenario import Scenario, ScenarioError
@@ -284,9 +285,9 @@ def expectations_table(outcomes) -> Table:
         n = len(o.checks)
         worst = o.worst()
         if n == 0:
-            mark, passed, value, at = "[red]FAIL[/red]", "no run selected", "", ""
+            mark, passed, value, at = Text("FAIL", "red"), "no run selected", "", ""
         else:
-            mark = "[green]PASS[/green]" if o.passed else "[red]FAIL[/red]"
+            mark = Text("PASS", "green") if o.passed else Text("FAIL", "red")
             passed = f"{n - len(o.failures)}/{n}"
             shown = o.failures[0] if o.failures else worst
             label, check = shown  # type: ignore[misc]
@@ -303,7 +304,7 @@ def print_expectations(outcomes, out: Console) -> int:
     out.print(expectations_table(outcomes))
     failed = [o for o in outcomes if not o.passed]
     if failed:
-        out.print(f"[red]{len(failed)} of {len(outcomes)} expectation(s) failed[/red]")
+        out.print(f"{len(failed)} of {len(outcomes)} expectation(s) failed", style="red")
         return EXIT_FAILED
     out.print(f"all {len(outcomes)} expectation(s) hold")
     return 0
@@ -322,14 +323,17 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if backend == "linux":
         from .linux import execute as execute_linux
 
-        with err.status(f"running {scn.name} on Linux …") as st:
+        with err.status(escape(f"running {scn.name} on Linux …")) as st:
             res = execute_linux(
-                scn, args.out, figure=not args.no_figure, progress=lambda m: st.update(f"{scn.name}: {m} …")
+                scn,
+                args.out,
+                figure=not args.no_figure,
+                progress=lambda m: st.update(escape(f"{scn.name}: {m} …")),
             )
     else:
         from .runner import execute
 
-        with err.status(f"simulating {scn.name} …"):
+        with err.status(escape(f"simulating {scn.name} …")):
             res = execute(scn, args.out, figure=not args.no_figure, yes=args.yes)
     out.print(_flows_table(res.flows))
     out.print(_summary_table(res.summary))
@@ -381,7 +385,7 @@ def run_experiment(scn: Scenario, args: argparse.Namespace, out: Console, err: C
     except SweepError as e:
         exp = e.experiment
         for label, msg in list(e.failures.items())[:10]:
-            err.print(f"[red]failed[/red] {label}: {msg}")
+            err.print(Text.assemble(("failed", "red"), f" {label}: {msg}"))
         status = EXIT_FAILED
     return exp, status
 
@@ -419,9 +423,9 @@ def _print_linux_checks(res, out: Console, err: Console) -> None:
         f"receiver {_num(sc.get('receiver_cpu_load'), '.0%')}"
     )
     for w in lx.get("warnings", []):
-        err.print(f"[yellow]warning:[/yellow] {w}")
+        err.print(Text.assemble(("warning:", "yellow"), f" {w}"))
     if not lx.get("trustworthy", True):
-        err.print("[yellow]warning: this run is marked trustworthy = false (see docs/validation.md)[/yellow]")
+        err.print("warning: this run is marked trustworthy = false (see docs/validation.md)", style="yellow")
 
 
 def _cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -470,8 +474,8 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
         raise _BadArgs(f"ccarena conformance: {args.matrix}: no cell matches --group {' '.join(args.group)}")
     if args.list:
         for c in cells:
-            out.print(f"{c.id}\t{c.label()}", markup=False)
-        out.print(f"{len(cells)} of {len(matrix.cells)} cells", markup=False)
+            out.print(f"{c.id}\t{c.label()}")
+        out.print(f"{len(cells)} of {len(matrix.cells)} cells")
         return 0
     if not args.sim_only:
         from .linux.backend import preflight
@@ -490,15 +494,14 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
     n = len(f)
     ok = int(f["agree"].sum()) if n else 0
     ncells = conf.frame["cell"].nunique() if n else 0
-    out.print(f"{ok} of {n} flows agree ({ok / n if n else 0:.1%}) in {ncells} cells", markup=False)
+    out.print(f"{ok} of {n} flows agree ({ok / n if n else 0:.1%}) in {ncells} cells")
     bad = f[~f["agree"].astype(bool)] if n else f
     for _, r in bad.head(30).iterrows():
         out.print(
             f"  differs: {r['cell']} flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms): {r['disagree']}",
-            markup=False,
         )
-    out.print(f"table: {conf.directory / 'conformance.parquet'}", markup=False)
-    out.print(f"report: {conf.report}", markup=False)
+    out.print(f"table: {conf.directory / 'conformance.parquet'}")
+    out.print(f"report: {conf.report}")
     return 0
 
 
@@ -520,7 +523,6 @@ def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
         + (": " + ", ".join(done.namespaces) if done.namespaces else "")
         + f" and {len(done.workdirs)} work director{'y' if len(done.workdirs) == 1 else 'ies'}"
         + (f"; left {len(done.live)} live run(s) alone: {', '.join(done.live)}" if done.live else ""),
-        markup=False,
     )
     return 0
 
@@ -538,10 +540,10 @@ def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     cost = check(scn, force=args.yes)
     for t in _validate_summary(scn):
         out.print(t)
-    out.print(f"cost of one run: {cost.describe()}", markup=False)
+    out.print(f"cost of one run: {cost.describe()}")
     if points:
         out.print(f"sweep: {len(points):,} points, each valid")
-    out.print(f"{args.scenario}: valid", markup=False)
+    out.print(f"{args.scenario}: valid")
     return 0
 
 
@@ -614,8 +616,10 @@ class _BadArgs(ValueError):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    out = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    # No console markup: names, labels and paths are the user's text and
+    # print as written ("[/bold]" too); ccarena's own colours are Text styles.
+    out = Console(highlight=False, markup=False)
+    err = Console(stderr=True, highlight=False, markup=False)
     command = {
         "run": _cmd_run,
         "sweep": _cmd_sweep,
@@ -645,6 +649,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A Linux run ends by SIGINT/SIGTERM/SIGHUP with ``Interrupted``
         # (128 + signal, after its clean-up); Ctrl-C elsewhere is SIGINT.
         status = int(getattr(e, "exit_status", 128 + signal.SIGINT))
+        # Exiting on this interrupt: a second Ctrl-C now must not turn the
+        # exit status into death by signal.
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)
         print(f"ccarena: interrupted ({signal.Signals(status - 128).name})", file=sys.stderr)
         return status
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from rich.markup import escape
 from rich.table import Table
 
 from .results import Results
@@ -215,7 +216,7 @@ def compare(
     """Run ``scn`` on each backend, write each run and the comparison."""
     results: dict[str, Results] = {}
     for b in backends:
-        msg = f"{scn.name}: running on {b} …"
+        msg = escape(f"{scn.name}: running on {b} …")
         if b == "linux":
             from .linux import execute as execute_linux
 
@@ -225,7 +226,7 @@ def compare(
                         scn,
                         root=root,
                         figure=figure,
-                        progress=lambda m, st=st: st.update(f"{scn.name} linux: {m}"),
+                        progress=lambda m, st=st: st.update(escape(f"{scn.name} linux: {m}")),
                     )
             else:
                 results[b] = execute_linux(scn, root=root, figure=figure)

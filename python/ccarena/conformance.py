@@ -46,7 +46,6 @@ from __future__ import annotations
 import fnmatch
 import html
 import math
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from .results import Results
-from .scenario import Scenario, ScenarioError
+from .scenario import Scenario, ScenarioError, read_toml
 from .store import is_complete, write_bytes_atomic
 from .sweep import derive_seed, expand, parse_sweep
 
@@ -137,12 +136,7 @@ def load_matrix(path: str | Path) -> Matrix:
     """Read and check a matrix file; every cell validated by the core.
     Raises ``ScenarioError`` (one line: file, field, what is allowed)."""
     source = str(path)
-    try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise _fail(source, "", f"cannot read: {e.strerror or e}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise _fail(source, "", f"not a TOML file: {e}") from None
+    doc = read_toml(path)
     for k in doc:
         if k not in MATRIX_KEYS:
             raise _fail(source, k, f"unknown field; expected one of {', '.join(MATRIX_KEYS)}")

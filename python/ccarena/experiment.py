@@ -360,6 +360,7 @@ class _ProgressBar:
 
     def __init__(self, total: int, cached: int, name: str, console: Any = None):
         from rich.console import Console
+        from rich.markup import escape
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -383,7 +384,7 @@ class _ProgressBar:
         )
         self._cached = cached
         self._failed = 0
-        self._task = self._progress.add_task(name, total=total, completed=cached, note=self._note())
+        self._task = self._progress.add_task(escape(name), total=total, completed=cached, note=self._note())
 
     def _note(self) -> str:
         parts = []

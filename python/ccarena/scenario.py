@@ -12,7 +12,9 @@ import copy
 import hashlib
 import json
 import math
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +23,9 @@ from typing import Any
 
 __all__ = [
     "BACKENDS",
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_NAME_BYTES",
     "PY_ONLY_KEYS",
     "Override",
     "Scenario",
@@ -31,12 +36,21 @@ __all__ = [
     "parse_key",
     "parse_override",
     "parse_value",
+    "read_toml",
 ]
 
 Segment = str | int
 
 #: Where a scenario can run: the simulator, or real Linux TCP in namespaces.
 BACKENDS = ("sim", "linux")
+
+#: Limits on what a scenario may be (issue 10, hostile input); the message
+#: refusing each states it. A name names the results directory.
+MAX_FILE_BYTES = 1 << 20
+MAX_DEPTH = 32
+MAX_NAME_BYTES = 100
+_INT_RANGE = range(-(2**63), 2**64)
+_TOO_DEEP = f"nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep"
 
 
 class ScenarioError(ValueError):
@@ -60,11 +74,11 @@ class ScenarioError(ValueError):
         parts = [self.source]
         if self.path:
             parts.append(self.path)
-        msg = " ".join(self.message.split())  # one line, whatever the core said
+        msg = self.message
         if self.override:
             msg += f" (set by {self.override})"
         parts.append(msg)
-        return ": ".join(parts)
+        return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
 
 
 # --------------------------------------------------------------------------- overrides
@@ -105,9 +119,30 @@ def parse_value(text: str) -> Any:
     ``"x"``, ``[1, 2]``, ``{max_rate = "8Mbps"}``), else the text as a string
     (so ``100Mbps`` and ``cubic`` need no quotes)."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        return _loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+
+
+#: A run of digits longer than any int Python reads from text
+#: (``sys.get_int_max_str_digits``, at least 640).
+_LONG_DIGITS = re.compile(r"\d[\d_]{600,}")
+
+
+def _loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads`` without its crashes on hostile input: an integer too
+    long for Python to read is read as 2**64 (which ``_check_values`` refuses,
+    naming the field), and a document too deep for the parser's recursion
+    raises ``ValueError``."""
+    try:
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            raise
+        except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+            return tomllib.loads(_LONG_DIGITS.sub(str(2**64), text))
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
 
 
 @dataclass(frozen=True)
@@ -249,22 +284,10 @@ class Scenario:
     @classmethod
     def load(cls, path: str | Path, overrides: Iterable[Override | str] = ()) -> Scenario:
         """Read a TOML file, apply overrides (``Override`` or ``--set`` text) and normalize."""
-        p = Path(path)
-        source = str(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ScenarioError(source, "", "no such file") from None
-        except IsADirectoryError:
-            raise ScenarioError(source, "", "is a directory, not a scenario file") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise ScenarioError(source, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(source, "", f"invalid TOML: {e}") from None
-        doc.setdefault("name", p.stem)  # an unnamed scenario is named after its file
-        return cls.from_dict(doc, source=source, overrides=overrides)
+        doc = read_toml(path)
+        # an unnamed scenario is named after its file, cut to the longest name
+        doc.setdefault("name", Path(path).stem.encode()[:MAX_NAME_BYTES].decode(errors="ignore"))
+        return cls.from_dict(doc, source=str(path), overrides=overrides)
 
     @classmethod
     def from_dict(
@@ -273,6 +296,7 @@ class Scenario:
         """Validate a scenario given as a dict (as ``tomllib`` would load it)."""
         from . import _core
 
+        _check_values(doc, source)
         raw = json.loads(json.dumps(doc, default=str))  # deep copy; TOML dates become strings
         ovs: list[Override] = []
         for o in overrides:
@@ -282,20 +306,11 @@ class Scenario:
                 except ValueError as e:
                     raise ScenarioError(source, f"--set {o}", str(e)) from None
             ovs.append(o)
+            _check_values(o.value, source, o.path, o.origin)
             try:
                 apply_override(raw, o)
             except ValueError as e:
                 raise ScenarioError(source, o.field, str(e), o.origin) from None
-        bad = _non_finite(raw)
-        if bad is not None:
-            where, value = bad
-            blamed = _blame(where, ovs)
-            raise ScenarioError(
-                source,
-                where,
-                f"{value} is refused (NaN and infinities are not numbers ccarena uses); give a finite value",
-                blamed.origin if blamed else None,
-            )
         extras = {k: raw.pop(k) for k in PY_ONLY_KEYS if k in raw}
         sweep = extras.get("sweep")
         if sweep is not None and not isinstance(sweep, dict):
@@ -329,6 +344,16 @@ class Scenario:
             message = _JSON_POSITION.sub("", e.message)
             raise ScenarioError(source, e.path, message, blamed.origin if blamed else None) from None
         normalized = json.loads(core_json)
+        size = len(normalized["name"].encode())
+        if size > MAX_NAME_BYTES:
+            blamed = _blame("name", ovs)
+            raise ScenarioError(
+                source,
+                "name",
+                f"{size} bytes long: a name names the results directory, so it is at most "
+                f"{MAX_NAME_BYTES} bytes (UTF-8)",
+                blamed.origin if blamed else None,
+            )
         digest = hashlib.sha256(_canonical(normalized).encode()).hexdigest()
         return cls(
             source=source,
@@ -342,20 +367,62 @@ class Scenario:
         )
 
 
-def _non_finite(obj: Any, path: str = "") -> tuple[str, float] | None:
-    """The field path (``flows[0].rtt``) and value of the first NaN or
-    infinity in a document, if any (issue 10: the core only said
-    "expected value"). Iterative: a deeply nested document cannot overflow."""
-    stack: list[tuple[str, Any]] = [(path, obj)]
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """A TOML file as a dict; ``ScenarioError`` (one line) unless it is a
+    regular UTF-8 file of at most ``MAX_FILE_BYTES`` whose values ccarena can
+    take (``_check_values``)."""
+    source = str(path)
+
+    def refuse(message: str) -> ScenarioError:
+        return ScenarioError(source, "", message)
+
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise refuse("is a directory, not a scenario file")
+        if not stat.S_ISREG(mode):
+            raise refuse("is a device, pipe or socket, not a scenario file")
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise refuse("no such file") from None
+    except OSError as e:
+        raise refuse(f"cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise refuse(f"larger than {MAX_FILE_BYTES >> 20} MiB, the most a scenario file may be")
+    try:
+        doc = _loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise refuse(f"cannot read: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise refuse(f"invalid TOML: {e}") from None
+    except ValueError as e:  # nested too deep to parse
+        raise refuse(str(e)) from None
+    _check_values(doc, source)
+    return doc
+
+
+def _check_values(value: Any, source: str, at: tuple[Segment, ...] = (), override: str | None = None) -> None:
+    """Refuse what no field takes and Python or the core would choke on: NaN
+    and infinities, integers beyond 64 bits, nesting deeper than ``MAX_DEPTH``
+    (also a cycle, in a dict from Python). ``at`` is where ``value`` sits in
+    the scenario. Iterative, so a deep document cannot overflow the stack."""
+    stack: list[tuple[tuple[Segment, ...], Any]] = [(at, value)]
     while stack:
         where, v = stack.pop()
+        problem = None
         if isinstance(v, float) and not math.isfinite(v):
-            return where, v
-        if isinstance(v, dict):
-            stack.extend((f"{where}.{k}" if where else str(k), x) for k, x in reversed(list(v.items())))
-        elif isinstance(v, list):
-            stack.extend((f"{where}[{i}]", x) for i, x in reversed(list(enumerate(v))))
-    return None
+            problem = f"{v}: NaN and infinities are not allowed; expected a finite number"
+        elif isinstance(v, int) and not isinstance(v, bool) and v not in _INT_RANGE:
+            problem = "integer out of range: expected one that fits in 64 bits (-2^63 to 2^64-1)"
+        elif isinstance(v, Mapping | list | tuple) and len(where) >= MAX_DEPTH:
+            problem = _TOO_DEEP
+        elif isinstance(v, Mapping):
+            stack.extend(((*where, str(k)), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list | tuple):
+            stack.extend(((*where, i), x) for i, x in reversed(list(enumerate(v))))
+        if problem:
+            raise ScenarioError(source, format_path(where), problem, override)
 
 
 def load(path: str | Path, overrides: Iterable[Override | str] = ()) -> Scenario:

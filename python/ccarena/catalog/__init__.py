@@ -134,7 +134,7 @@ def findings_table(rows: list[dict[str, Any]], title: str = "paper findings") ->
         t.add_column(name, justify="right" if name in ("runs", "measured") else "left")
     style = {"yes": "green", "no": "red", "n/a": "yellow"}
     for r in rows:
-        holds = f"[{style[r['holds']]}]{r['holds']}[/{style[r['holds']]}]"
+        holds = Text(r["holds"], style[r["holds"]])
         t.add_row(r["id"], r["finding"], r["check"], holds, r["runs"], r["measured"], r["at"])
     return t
 
@@ -184,14 +184,14 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
             msg = unavailable_message(entry, miss)
             if len(entries) == 1:
                 raise Unavailable(msg)
-            err.print(f"[yellow]skipped[/yellow] {msg}")
+            err.print(Text.assemble(("skipped", "yellow"), f" {msg}"))
             worst = max(worst, EXIT_UNAVAILABLE)
             continue
         opts = {k: getattr(args, k, None) for k in sorted(entry.options)}
         doc = entry.build(args.quick, **opts)
         scn = Scenario.from_dict(doc, source=entry.id)
         directory = experiment_dir(entry, doc, args.quick, root)
-        out.print(f"[bold]{entry.id}[/bold]{' (quick)' if args.quick else ''}: {entry.title}")
+        out.print(Text.assemble((entry.id, "bold"), f"{' (quick)' if args.quick else ''}: {entry.title}"))
         exp, code = run_experiment(scn, args, out, err, directory)
         fig_dir = directory / entry.id.split("/", 1)[1]
         fig_dir.mkdir(parents=True, exist_ok=True)

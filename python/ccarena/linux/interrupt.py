@@ -13,8 +13,10 @@ clean-up must then finish whatever else arrives. ``SignalGuard``:
 - ``cleanup(*steps)`` runs idempotent steps with the signals blocked and
   repeats them when a signal that was already on its way landed before the
   block took effect; every step runs even when one fails;
-- on exit restores the previous handlers, then the previous mask: a signal
-  that waited is delivered then, to the handler the process had before.
+- on exit restores the previous handlers, then the previous mask; signals
+  that came during a clean-up an interrupt started are absorbed (the
+  command exits with the first one's status), one that came during an
+  ordinary clean-up is delivered then, to the handler the process had.
 
 ``Interrupted`` is a ``KeyboardInterrupt`` carrying the signal; the command
 line exits ``128 + signal`` (130 for SIGINT, 143 for SIGTERM, 129 for
@@ -56,9 +58,11 @@ class SignalGuard:
         self.active = threading.current_thread() is threading.main_thread()
         self._old: dict[int, object] = {}
         self._mask: set[int] = set()
+        self.fired = False
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        self.fired = True
         raise Interrupted(signum)
 
     def __enter__(self) -> SignalGuard:
@@ -102,6 +106,13 @@ class SignalGuard:
         if not self.active:
             return
         self.block()
+        if self.fired:
+            # The run is already ending by a signal: those that came during
+            # the clean-up are absorbed, not delivered to the old handler
+            # (which would end the process by the signal, status -2, after
+            # the clean-up had already said "interrupted").
+            while signal.sigtimedwait(SIGNALS, 0) is not None:
+                pass
         for s, h in self._old.items():
             with contextlib.suppress(TypeError, ValueError):
                 signal.signal(s, h)  # type: ignore[arg-type]

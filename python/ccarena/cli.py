@@ -380,7 +380,7 @@ def run_experiment(scn: Scenario, args: argparse.Namespace, out: Console, err: C
             force=args.force,
             progress=False if args.no_progress else None,
             console=err,
-            yes=getattr(args, "yes", False),
+            yes=args.yes,
         )
     except SweepError as e:
         exp = e.experiment

@@ -91,24 +91,24 @@ def _phase(cc: str, row: dict[str, Any]) -> str:
     return "SLOW_START" if cwnd < ssth else "CONG_AVOID"
 
 
-def _capacity_bits(sc: dict[str, Any], t0_s: float, t1_s: float) -> float:
-    """The bottleneck's rate integrated over ``[t0, t1)`` (the rate schedule
-    included): the simulator's own definition (``capacity_bits`` in the core)."""
+def _ns(seconds: float) -> int:
+    return max(round(seconds * 1e9), 0)
+
+
+def _wire_utilization(queue: pd.DataFrame, sc_json: str, interval: float, capacity: float) -> float:
+    """Bytes the bottleneck sent during the run over its capacity, from the
+    per-interval utilization, each interval's capacity integrated over the
+    rate schedule by the core (``capacity_bits``: the simulator's own
+    definition; the last interval may be shorter)."""
     from .._core import capacity_bits
 
-    return capacity_bits(json.dumps(sc), max(round(t0_s * 1e9), 0), max(round(t1_s * 1e9), 0))
-
-
-def _wire_utilization(queue: pd.DataFrame, sc: dict[str, Any], interval: float, capacity: float) -> float:
-    """Bytes the bottleneck sent during the run over its capacity, from the
-    per-interval utilization (each interval's capacity from the schedule; the
-    last interval may be shorter)."""
     if not len(queue) or capacity <= 0:
         return NAN
     t = queue["time_s"].to_numpy()
     starts = [max(t[0] - interval, 0.0), *t[:-1]]
     bits = sum(
-        u * _capacity_bits(sc, a, b) for u, a, b in zip(queue["wire_utilization"], starts, t, strict=True)
+        u * capacity_bits(sc_json, _ns(a), _ns(b))
+        for u, a, b in zip(queue["wire_utilization"], starts, t, strict=True)
     )
     return float(bits / capacity)
 
@@ -299,7 +299,8 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
     # ---- summary
     from .._core import run_capacity_bits
 
-    capacity = run_capacity_bits(json.dumps(sc))
+    sc_json = json.dumps(sc)  # serialized once for the core's capacity functions
+    capacity = run_capacity_bits(sc_json)
     bb = bn["bottleneck"]
     summary = pd.DataFrame(
         [
@@ -308,7 +309,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "rate_mbps": rate_bps / 1e6,
                 "flows": nflows,
                 "utilization": total_bytes * 8 / capacity,
-                "wire_utilization": _wire_utilization(queue, sc, interval, capacity),
+                "wire_utilization": _wire_utilization(queue, sc_json, interval, capacity),
                 "jain": jain(goodputs),
                 "retrans_rate": total_retx / total_sent if total_sent else 0.0,
                 "mean_rtt_ms": _weighted_mean(all_srtt),

@@ -35,7 +35,10 @@ Kernel runs whose self-checks failed (``trustworthy = false``) are left
 out and counted.
 
 Runs are stored under ``OUT/runs/`` by their hash, like a sweep's, so an
-interrupted conformance run resumes where it stopped, and ``--part K/N``
+interrupted conformance run resumes where it stopped; kernel runs by the
+hash of what the kernel sees (``kernel_hash``: the scenario without the
+simulator's model version and host models), so a new simulator model
+re-runs only the simulator's side, and ``--part K/N``
 runs one N-th of the cells (in a fixed order), for running a large matrix
 in parts. The table, the figure and the report cover every cell whose runs
 are all there.
@@ -44,7 +47,9 @@ are all there.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import html
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -197,13 +202,31 @@ def select(
     return out
 
 
+#: Normalized fields that only the simulator reads: its model version and
+#: its models of the end hosts (the Linux backend has real ones).
+SIM_ONLY_FIELDS = ("model", "hosts")
+
+
+def kernel_hash(scn: Scenario) -> str:
+    """The identity of a kernel run: the normalized scenario without
+    ``SIM_ONLY_FIELDS``, so a simulator upgrade keeps the kernel's runs."""
+    doc = {k: v for k, v in json.loads(scn.core_json).items() if k not in SIM_ONLY_FIELDS}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def run_dir(out: Path, scn: Scenario, backend: str) -> Path:
-    return out / "runs" / (scn.hash[:16] + ("-linux" if backend == "linux" else ""))
+    if backend == "linux":
+        return out / "runs" / (kernel_hash(scn)[:16] + "-linux")
+    return out / "runs" / scn.hash[:16]
 
 
 def flow_values(res: Results) -> pd.DataFrame:
-    """The judged metrics of every flow of one run."""
+    """The judged metrics of every flow of one run that started (the Linux
+    tables list a flow that never connected, with no segment counts; the
+    simulator's leave it out)."""
     f = res.flows
+    f = f[f["segs_sent"].notna()]
     total = float(f["goodput_mbps"].sum())
     # srtt as both backends can measure it (Results.sampled_srtt_ms)
     srtt = f["flow"].map(res.sampled_srtt_ms()).astype(float)
@@ -299,9 +322,12 @@ def collect(matrix: Matrix, cells: Sequence[Cell], out: Path) -> pd.DataFrame:
                     continue
                 lins.append(flow_values(res))
             else:
-                for flow in sims[0]["flow"]:
-                    s_f = [s[s["flow"] == flow].iloc[0] for s in sims]
-                    l_f = [v[v["flow"] == flow].iloc[0] for v in lins]
+                # A flow that started in only some runs (successive sized
+                # flows near the end) is judged on the runs that have it.
+                flows = sorted(set().union(*(set(s["flow"]) for s in sims)))
+                for flow in flows:
+                    s_f = [s[s["flow"] == flow].iloc[0] for s in sims if (s["flow"] == flow).any()]
+                    l_f = [v[v["flow"] == flow].iloc[0] for v in lins if (v["flow"] == flow).any()]
                     for m in METRICS:
                         sv = [float(x[m]) for x in s_f]
                         lv = [float(x[m]) for x in l_f]

@@ -156,6 +156,7 @@ impl<'a> World<'a> {
                 rwnd_segs: f.rwnd_bytes.map(|b| ((b / f.mss as u64) as u32).max(1)),
                 ecn: f.ecn,
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
+                tso_defer: sc.hosts.tso_defer,
             };
             let (fwd, mut rev) = flow_paths(sc, i, Rate(f.access_rate_bps));
             if sc.hosts.latency == HostLatency::Measured {
@@ -170,7 +171,11 @@ impl<'a> World<'a> {
             };
             flows.push(FlowRt {
                 sender: Sender::new(cfg, sc.cc_config(i), app.clone()),
-                receiver: Receiver::new(f.id, echo),
+                receiver: if sc.hosts.sack_compress {
+                    Receiver::new(f.id, echo)
+                } else {
+                    Receiver::new(f.id, echo).without_sack_compression()
+                },
                 fwd,
                 rev,
                 app,
@@ -351,7 +356,7 @@ impl<'a> World<'a> {
                     return;
                 }
                 f.delack_at = None;
-                if let Some(ack) = f.receiver.on_delack_timer(now) {
+                if let Some(ack) = f.receiver.on_timer(now) {
                     self.send_reverse(now, i, ack);
                 }
                 self.arm_delack(i);
@@ -433,7 +438,7 @@ impl<'a> World<'a> {
 
     fn arm_delack(&mut self, i: u32) {
         let f = &mut self.flows[i as usize];
-        if let Some(t) = f.receiver.delack_at {
+        if let Some(t) = f.receiver.deadline() {
             if f.delack_at.is_none_or(|at| t < at) {
                 f.delack_at = Some(t);
                 self.q.push(t, Ev::DelAck(i));
@@ -460,6 +465,7 @@ impl<'a> World<'a> {
         let f = &mut self.flows[i as usize];
         match p.kind {
             Kind::Syn => {
+                f.receiver.on_syn(now);
                 let reply = Packet::control(i, Kind::SynAck);
                 self.send_reverse(now, i, reply);
             }

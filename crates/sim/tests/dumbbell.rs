@@ -147,9 +147,20 @@ fn delivery_rate_of_a_lone_flow_is_the_bottleneck_rate() {
         .map(|(_, r)| *r)
         .collect();
     assert!(!rates.is_empty());
+    // No sample exceeds the bottleneck; the median is its rate. Single
+    // samples run up to a few percent low: the sender's TSO-deferred bursts
+    // stretch the send interval that tcp_rate.c divides by (max of the send
+    // and ACK intervals).
+    let mut sorted = rates.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    assert!(
+        (median - payload_rate).abs() / payload_rate < 0.005,
+        "median delivery rate {median} vs {payload_rate}"
+    );
     for r in rates {
         assert!(
-            (r - payload_rate).abs() / payload_rate < 0.01,
+            r < payload_rate * 1.01 && r > payload_rate * 0.97,
             "delivery rate {r} vs {payload_rate}"
         );
     }

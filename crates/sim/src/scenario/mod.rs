@@ -225,7 +225,9 @@ const MAX_FLOWS: usize = 100_000;
 /// changes the model, cached runs are run again instead of served as new.
 /// 2: host timing noise (`net::host`).
 /// 3: per-flow drops exclude SYNs; utilization over the scheduled capacity.
-pub const MODEL_VERSION: u32 = 3;
+/// 4: TSO deferral (`tcp_tso_should_defer`, `[hosts] tso_defer`) and SACK
+///    compression (`tcp_comp_sack_*`, `[hosts] sack_compress`).
+pub const MODEL_VERSION: u32 = 4;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {
@@ -245,9 +247,31 @@ pub struct Scenario {
     pub hosts: HostsSpec,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostsSpec {
     pub latency: HostLatency,
+    /// Senders hold a partial TSO burst back for the next ACK
+    /// (`tcp_tso_should_defer`), as Linux does; `false` sends at once.
+    #[serde(default = "yes")]
+    pub tso_defer: bool,
+    /// Receivers hold duplicate ACKs back while data is out of order
+    /// (`tcp_comp_sack_*`), as Linux does; `false` ACKs every segment.
+    #[serde(default = "yes")]
+    pub sack_compress: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for HostsSpec {
+    fn default() -> HostsSpec {
+        HostsSpec {
+            latency: HostLatency::default(),
+            tso_defer: true,
+            sack_compress: true,
+        }
+    }
 }
 
 /// The largest frame any flow sends (its full segment on the wire).
@@ -534,7 +558,10 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         Some(i) => positive_duration_at("sample.interval", &i)?,
         None => DEFAULT_SAMPLE_INTERVAL,
     };
-    let latency = match raw.hosts.and_then(|h| h.latency) {
+    let raw_hosts = raw.hosts.unwrap_or_default();
+    let tso_defer = raw_hosts.tso_defer.unwrap_or(true);
+    let sack_compress = raw_hosts.sack_compress.unwrap_or(true);
+    let latency = match raw_hosts.latency {
         None => HostLatency::default(),
         Some(s) => HostLatency::parse(&s).map_or_else(
             || {
@@ -569,7 +596,11 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         },
         flows,
         sample_interval_ns: sample_interval.0,
-        hosts: HostsSpec { latency },
+        hosts: HostsSpec {
+            latency,
+            tso_defer,
+            sack_compress,
+        },
     })
 }
 

@@ -46,6 +46,8 @@ pub struct RawScenario {
 #[serde(deny_unknown_fields)]
 pub struct RawHosts {
     pub latency: Option<String>,
+    pub tso_defer: Option<bool>,
+    pub sack_compress: Option<bool>,
 }
 
 /// Unknown keys land in `qdisc_params` and are checked by `normalize`

@@ -1,9 +1,10 @@
 //! The receiving side of a flow: cumulative ACK, SACK blocks (most recent
 //! first, RFC 2018 and Linux `tcp_sack_new_ofo_skb`), delayed ACKs as Linux
 //! does them (`__tcp_ack_snd_check`: quick-ACK mode for the first segments,
-//! an ACK per two full segments, an immediate ACK while data is out of order
-//! or when a hole fills, a 40 ms delayed-ACK timer otherwise), and the
-//! RFC 3168 ECN echo.
+//! an ACK per two full segments, an immediate ACK when a hole fills, a 40 ms
+//! delayed-ACK timer otherwise), SACK compression while data is out of
+//! order (three immediate duplicate ACKs, then one per min(rtt/20, 1 ms)),
+//! and the RFC 3168 ECN echo.
 
 use crate::packet::{flags, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::units::{Dur, Time};
@@ -24,6 +25,15 @@ pub enum EcnEcho {
 const MAX_QUICKACKS: u32 = 16;
 /// `TCP_DELACK_MIN` / `TCP_ATO_MIN` (HZ/25).
 pub const DELACK_TIMEOUT: Dur = Dur::from_ms(40);
+/// sysctl `tcp_comp_sack_delay_ns`: the longest a SACK is held back.
+const COMP_SACK_DELAY: Dur = Dur::from_ms(1);
+/// sysctl `tcp_comp_sack_nr`: at most this many ACKs compressed into one.
+const COMP_SACK_NR: u32 = 44;
+/// `TCP_FASTRETRANS_THRESH`: duplicate ACKs sent at once before compressing.
+const FASTRETRANS_THRESH: u32 = 3;
+/// `TCP_SACK_BLOCKS_EXPECTED`: a segment landing beyond the first two SACK
+/// blocks flushes a compressed ACK first (`tcp_sack_new_ofo_skb`).
+const SACK_BLOCKS_EXPECTED: usize = 2;
 
 pub struct Receiver {
     flow: u32,
@@ -45,6 +55,20 @@ pub struct Receiver {
     ece: bool,
     /// Segments received in total (duplicates included).
     pub segs_received: u64,
+    /// `rcv_nxt` when the last ACK left (`rcv_wup`).
+    rcv_wup: u32,
+    /// SACK compression (`tcp_comp_sack_*`), on unless `[hosts] sack_compress = false`.
+    sack_compress: bool,
+    /// When the SYN-ACK left, then the handshake RTT it gave (`srtt_us` of a
+    /// receiver that sends no data).
+    synack_at: Option<Time>,
+    srtt: Option<Dur>,
+    /// ACKs held back (`compressed_ack`) and the timer that sends them.
+    compressed: u32,
+    comp_at: Option<Time>,
+    /// `compressed_ack_rcv_nxt` and `dup_ack_counter`.
+    comp_rcv_nxt: u32,
+    dup_acks: u32,
 }
 
 impl Receiver {
@@ -61,6 +85,34 @@ impl Receiver {
             delack_at: None,
             ece: false,
             segs_received: 0,
+            rcv_wup: 0,
+            sack_compress: true,
+            synack_at: None,
+            srtt: None,
+            compressed: 0,
+            comp_at: None,
+            comp_rcv_nxt: 0,
+            dup_acks: 0,
+        }
+    }
+
+    /// Turn SACK compression off (`[hosts] sack_compress = false`).
+    pub fn without_sack_compression(mut self) -> Self {
+        self.sack_compress = false;
+        self
+    }
+
+    /// The SYN arrived and the SYN-ACK leaves now.
+    pub fn on_syn(&mut self, now: Time) {
+        self.synack_at = Some(now);
+    }
+
+    /// When `on_timer` must next be called: the delayed-ACK or the
+    /// compressed-SACK timer.
+    pub fn deadline(&self) -> Option<Time> {
+        match (self.delack_at, self.comp_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -77,6 +129,10 @@ impl Receiver {
             // (`tcp_event_data_recv` -> `tcp_incr_quickack`).
             self.started = true;
             self.quick = MAX_QUICKACKS;
+        }
+        if self.srtt.is_none() {
+            // The handshake's last ACK comes with the first data here.
+            self.srtt = self.synack_at.map(|t| now.since(t));
         }
         let ce = pkt.ecn == Ecn::Ce;
         let mut flip_ack = None;
@@ -115,15 +171,27 @@ impl Receiver {
                     self.ooo.remove(0);
                 }
             }
-            if had_ooo {
-                // RFC 5681 4.2: ACK at once while holes exist or when one fills.
-                immediate = true;
-                self.recent.retain(|&s| s > self.rcv_nxt);
-            }
             self.unacked += 1;
+            if had_ooo {
+                self.recent.retain(|&s| s > self.rcv_nxt);
+                // RFC 5681 4.2: ACK at once when the hole is filled
+                // (`ICSK_ACK_NOW`), or the window moved by more than a
+                // segment; otherwise as out-of-order data.
+                immediate = self.ooo.is_empty()
+                    || self.rcv_nxt - self.rcv_wup >= 2
+                    || self.quick > 0
+                    || !self.hold_sack(now);
+            }
         } else if seq > self.rcv_nxt {
+            // `tcp_sack_new_ofo_skb`: a segment that lands past the first two
+            // SACK blocks sends the held-back ACK before the blocks change.
+            let flush = (self.compressed > 0 && self.sack_slot(seq) >= SACK_BLOCKS_EXPECTED)
+                .then(|| self.make_ack());
             self.insert_ooo(seq);
-            immediate = true;
+            if self.quick > 0 || !self.hold_sack(now) {
+                return [flip_ack.or(flush), Some(self.make_ack())];
+            }
+            return [flip_ack.or(flush), None];
         } else {
             // Old duplicate: ACK at once (Linux sends a D-SACK; not modelled).
             immediate = true;
@@ -137,8 +205,55 @@ impl Receiver {
         [flip_ack, None]
     }
 
-    /// The delayed-ACK timer fired.
-    pub fn on_delack_timer(&mut self, now: Time) -> Option<Packet> {
+    /// SACK compression for an ACK that out-of-order data asks for
+    /// (`__tcp_ack_snd_check`, Linux 6.1): true if it is held back. The
+    /// first three duplicate ACKs for one `rcv_nxt` go at once, later ones
+    /// wait for a timer of min(rtt/20, 1 ms), the rtt being the handshake's
+    /// (a receiver that sends no data has no other srtt), up to 44 at a time.
+    fn hold_sack(&mut self, now: Time) -> bool {
+        if !self.sack_compress || self.compressed >= COMP_SACK_NR {
+            return false;
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.dup_acks = 0;
+        }
+        if self.dup_acks < FASTRETRANS_THRESH {
+            self.dup_acks += 1;
+            return false;
+        }
+        self.compressed += 1;
+        if self.comp_at.is_none() {
+            let rtt = self.srtt.unwrap_or(Dur::ZERO);
+            self.comp_at = Some(now + Dur((rtt.0 / 20).min(COMP_SACK_DELAY.0)));
+        }
+        true
+    }
+
+    /// Where segment `seq` lands among the SACK blocks, most recent first:
+    /// the block it extends, or the count of blocks if it starts a new one.
+    fn sack_slot(&self, seq: u32) -> usize {
+        let mut n = 0;
+        for &start in &self.recent {
+            if let Ok(i) = self.ooo.binary_search_by(|&(s, _)| s.cmp(&start)) {
+                let (s, e) = self.ooo[i];
+                if seq + 1 >= s && seq <= e {
+                    return n;
+                }
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The delayed-ACK or the compressed-SACK timer fired.
+    pub fn on_timer(&mut self, now: Time) -> Option<Packet> {
+        if self.comp_at.is_some_and(|t| t <= now) {
+            self.comp_at = None;
+            if self.compressed > 0 {
+                return Some(self.make_ack());
+            }
+        }
         match self.delack_at {
             Some(t) if t <= now => {
                 self.delack_at = None;
@@ -175,6 +290,10 @@ impl Receiver {
     fn make_ack(&mut self) -> Packet {
         self.unacked = 0;
         self.delack_at = None;
+        // `tcp_event_ack_sent`: any ACK sends what was held back.
+        self.compressed = 0;
+        self.comp_at = None;
+        self.rcv_wup = self.rcv_nxt;
         self.quick = self.quick.saturating_sub(1);
         let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
@@ -231,8 +350,8 @@ mod tests {
         r.started = true;
         assert!(r.on_data(Time(0), &data(0))[1].is_none());
         assert_eq!(r.delack_at, Some(Time(0) + DELACK_TIMEOUT));
-        assert!(r.on_delack_timer(Time(1)).is_none());
-        let ack = r.on_delack_timer(Time(0) + DELACK_TIMEOUT).unwrap();
+        assert!(r.on_timer(Time(1)).is_none());
+        let ack = r.on_timer(Time(0) + DELACK_TIMEOUT).unwrap();
         assert_eq!(ack.seq, 1);
     }
 
@@ -294,5 +413,108 @@ mod tests {
         p.flags |= flags::CWR;
         let a = r.on_data(Time(2), &p)[1].unwrap();
         assert!(!a.has_flag(flags::ECE));
+    }
+
+    /// A receiver past quick-ACK mode whose handshake took `rtt`, with
+    /// segments 0..10 received and ACKed.
+    fn steady(rtt: Dur) -> Receiver {
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
+        r.on_syn(Time::ZERO);
+        let t0 = Time::ZERO + rtt;
+        for q in 0..10 {
+            r.on_data(t0, &data(q));
+        }
+        r.quick = 0;
+        r.on_timer(t0 + DELACK_TIMEOUT);
+        assert_eq!(r.rcv_nxt, 10);
+        r
+    }
+
+    #[test]
+    fn three_duplicate_acks_go_at_once_then_sacks_are_compressed() {
+        // Segment 10 is lost; 11.. arrive 10 us apart.
+        let mut r = steady(Dur::from_ms(10));
+        let t = Time(50_000_000);
+        let mut sent = Vec::new();
+        for k in 0..10u32 {
+            let now = t + Dur::from_us(10 * k as u64);
+            sent.push(r.on_data(now, &data(11 + k))[1].is_some());
+        }
+        assert_eq!(&sent[..3], &[true, true, true], "three dupacks at once");
+        assert!(sent[3..].iter().all(|s| !s), "the rest held: {sent:?}");
+        // One ACK when the timer fires: rtt/20 = 0.5 ms after the 4th.
+        let due = t + Dur::from_us(30) + Dur::from_us(500);
+        assert_eq!(r.deadline(), Some(due));
+        assert!(r.on_timer(due - Dur(1)).is_none());
+        let a = r.on_timer(due).expect("the compressed ACK");
+        assert_eq!(a.seq, 10);
+        assert_eq!(a.sacks(), &[SackBlock { start: 11, end: 21 }]);
+        // Later out-of-order data for the same hole is compressed at once.
+        assert!(r.on_data(due + Dur(1), &data(21))[1].is_none());
+        // The retransmission fills the hole: ACKed at once.
+        let a = r.on_data(due + Dur(2), &data(10))[1].expect("hole filled");
+        assert_eq!(a.seq, 22);
+        assert!(a.sacks().is_empty());
+    }
+
+    #[test]
+    fn the_compression_delay_is_a_twentieth_of_the_rtt_at_most_1_ms() {
+        for (rtt_ms, delay_us) in [(2, 100), (10, 500), (20, 1_000), (100, 1_000)] {
+            let mut r = steady(Dur::from_ms(rtt_ms));
+            let t = Time(500_000_000);
+            for k in 0..4 {
+                r.on_data(t, &data(11 + k));
+            }
+            assert_eq!(
+                r.deadline(),
+                Some(t + Dur::from_us(delay_us)),
+                "rtt {rtt_ms} ms"
+            );
+        }
+    }
+
+    #[test]
+    fn at_most_44_acks_are_compressed_into_one() {
+        let mut r = steady(Dur::from_ms(100));
+        let t = Time(500_000_000);
+        let mut sent = 0;
+        for k in 0..(3 + COMP_SACK_NR + 1) {
+            sent += r.on_data(t, &data(11 + k))[1].is_some() as u32;
+        }
+        assert_eq!(sent, 3 + 1, "three dupacks, then one after 44 held back");
+    }
+
+    #[test]
+    fn a_segment_beyond_the_first_two_sack_blocks_flushes_the_held_ack() {
+        // Holes at 10 and 20: blocks 21.. (newest) and 11..20.
+        let mut r = steady(Dur::from_ms(100));
+        let t = Time(500_000_000);
+        for q in 11..20 {
+            r.on_data(t, &data(q));
+        }
+        for q in 21..24 {
+            r.on_data(t, &data(q));
+        }
+        // A third hole (30), then a segment extending no block: a third one.
+        let [flush, held] = r.on_data(t, &data(31));
+        let flush = flush.expect("the held ACK goes before the blocks change");
+        assert_eq!(
+            flush.sacks(),
+            &[
+                SackBlock { start: 21, end: 24 },
+                SackBlock { start: 11, end: 20 }
+            ]
+        );
+        assert!(held.is_none(), "the new segment's own ACK is held back");
+        assert_eq!(r.compressed, 1);
+    }
+
+    #[test]
+    fn without_compression_every_out_of_order_segment_is_acked() {
+        let mut r = steady(Dur::from_ms(10)).without_sack_compression();
+        let t = Time(50_000_000);
+        for k in 0..10 {
+            assert!(r.on_data(t, &data(11 + k))[1].is_some());
+        }
     }
 }

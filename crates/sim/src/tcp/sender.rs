@@ -32,6 +32,25 @@ const PACING_SHIFT: u32 = 10;
 const TIMEOUT_MIN: Dur = Dur::from_ms(2);
 /// Linux does not pace the first 10 data segments of a connection.
 const UNPACED_SEGS: u64 = 10;
+/// `MAX_TCP_HEADER` on x86-64 (`L1_CACHE_ALIGN(128 + MAX_HEADER)`): what
+/// `sk_dst_gso_max_size` keeps back from `GSO_MAX_SIZE` for headers.
+const MAX_TCP_HEADER: u64 = 320;
+/// sysctl `tcp_tso_win_divisor`: a deferred burst goes once a third of the
+/// window is free.
+const TSO_WIN_DIVISOR: u64 = 3;
+/// `tcp_tso_should_defer` defers only within 1 ms of the last transmission
+/// and when the next ACK is due within min(srtt/2, 1 ms).
+const TSO_DEFER_WINDOW: Dur = Dur::from_ms(1);
+
+/// Why the transmit loop stops before a TSO burst (`tcp_tso_should_defer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Defer {
+    Send,
+    /// Waiting for the cwnd to open (counts as cwnd-limited).
+    Cwnd,
+    /// Waiting for the receive window, or for the application's next write.
+    Other,
+}
 
 #[derive(Clone, Debug)]
 pub struct SenderConfig {
@@ -44,6 +63,8 @@ pub struct SenderConfig {
     pub ecn: bool,
     /// Seed for the congestion control's random stream.
     pub cc_seed: u64,
+    /// Hold partial TSO bursts back for the next ACK (`tcp_tso_should_defer`).
+    pub tso_defer: bool,
 }
 
 /// Counters for the flow summary.
@@ -861,6 +882,89 @@ impl Sender {
         }
     }
 
+    /// Segments per socket buffer in the write queue (`tcp_xmit_size_goal`):
+    /// `GSO_MAX_SIZE` less the header room, bounded by half the largest
+    /// receive window (`tcp_bound_to_half_wnd`). The application's writes fill
+    /// buffers of this size, so they end every `size_goal` segments.
+    fn size_goal(&self) -> u32 {
+        let mss = self.cfg.mss as u64;
+        let mut bytes = GSO_MAX_SIZE - 1 - MAX_TCP_HEADER;
+        if let Some(w) = self.cfg.rwnd_segs {
+            bytes = bytes.min((w as u64 * mss / 2).max(mss));
+        }
+        ((bytes / mss) as u32).max(1)
+    }
+
+    /// `tcp_tso_should_defer` (tcp_output.c, Linux 6.1): with less than a full
+    /// TSO burst allowed, wait for the next ACK to send a bigger one, when
+    /// that ACK is due soon and the sender wrote within the last ms. The
+    /// next buffer in the write queue runs from `snd_nxt` to the next
+    /// `size_goal` boundary or the end of what the application wrote.
+    fn tso_should_defer(&self, now: Time, cwnd: u32, in_flight: u32, max_segs: u32) -> Defer {
+        if !self.cfg.tso_defer || self.ca_state >= CaState::Recovery {
+            return Defer::Send;
+        }
+        let written = self.segments_written(now);
+        let goal = self.size_goal();
+        let skb_end = (self.snd_nxt / goal + 1).saturating_mul(goal);
+        let skb_segs = written.min(skb_end) - self.snd_nxt;
+        let is_tail = written <= skb_end;
+        // One segment goes through the Nagle test instead, which never
+        // holds a full-sized segment.
+        if skb_segs <= 1 {
+            return Defer::Send;
+        }
+        // Only within 1 ms of the last transmission (`tcp_wstamp_ns`).
+        if now > self.wstamp + TSO_DEFER_WINDOW {
+            return Defer::Send;
+        }
+        let cong_win = cwnd - in_flight;
+        let send_win = match self.cfg.rwnd_segs {
+            Some(w) => (self.snd_una + w).saturating_sub(self.snd_nxt),
+            None => u32::MAX,
+        };
+        let limit = cong_win.min(send_win);
+        // A full-sized burst can go.
+        if limit >= max_segs {
+            return Defer::Send;
+        }
+        // A buffer in the middle of the queue gets no more data.
+        if !is_tail && limit >= skb_segs {
+            return Defer::Send;
+        }
+        // A third of the window is free (`tcp_tso_win_divisor`).
+        let mss = self.cfg.mss as u64;
+        let snd_wnd = self.cfg.rwnd_segs.map_or(u64::MAX, |w| w as u64 * mss);
+        let chunk = snd_wnd.min(cwnd as u64 * mss) / TSO_WIN_DIVISOR;
+        if limit as u64 * mss >= chunk {
+            return Defer::Send;
+        }
+        // The next ACK is the oldest outstanding segment's, one srtt after
+        // it left; if it is due later than min(srtt/2, 1 ms), send now.
+        let Some(head) = self.sb.front() else {
+            return Defer::Send;
+        };
+        let srtt = self.rtt.srtt().unwrap_or(Dur::ZERO);
+        let expected_ack = head.tx_time + srtt;
+        let threshold = Dur((srtt.0 / 2).min(TSO_DEFER_WINDOW.0));
+        if expected_ack > now + threshold {
+            return Defer::Send;
+        }
+        if cong_win < send_win {
+            if cong_win <= skb_segs {
+                return Defer::Cwnd;
+            }
+        } else if send_win <= skb_segs {
+            return Defer::Other;
+        }
+        // The last buffer of a finished transfer carries the FIN: no more
+        // data will come, so it goes.
+        if is_tail && self.total_segs == Some(written) {
+            return Defer::Send;
+        }
+        Defer::Other
+    }
+
     /// `tcp_write_xmit` preceded by `tcp_xmit_retransmit_queue`.
     fn transmit(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.phase != Phase::Established {
@@ -868,6 +972,8 @@ impl Sender {
         }
         let mut sent_any = false;
         let mut cwnd_limited = false;
+        // `tcp_write_xmit` sizes its bursts once per call.
+        let max_segs = self.tso_segs();
         loop {
             let gate = self.departure_gate();
             if gate > now {
@@ -894,9 +1000,17 @@ impl Sender {
                 cwnd_limited = true;
                 break;
             }
+            match self.tso_should_defer(now, cwnd, in_flight, max_segs) {
+                Defer::Send => {}
+                Defer::Cwnd => {
+                    cwnd_limited = true;
+                    break;
+                }
+                Defer::Other => break,
+            }
             // `tcp_cwnd_test`: at most half the cwnd per burst.
             let quota = (cwnd - in_flight).min((cwnd >> 1).max(1));
-            let n = quota.min(self.tso_segs()).min(ready);
+            let n = quota.min(max_segs).min(ready);
             self.send_new(now, n, out);
             sent_any = true;
         }
@@ -1063,5 +1177,152 @@ impl Sender {
         self.sent_since_state_change += 1;
         self.pace(now, payload, wire);
         self.data_segs_out += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::cubic::CubicConfig;
+
+    const MSS: u32 = 1448;
+
+    fn sender(tso_defer: bool, app: App) -> Sender {
+        let cfg = SenderConfig {
+            flow: 0,
+            mss: MSS,
+            init_cwnd: 10,
+            pacing: Pacing {
+                mode: PacingMode::None,
+                max_rate_bps: None,
+            },
+            rwnd_segs: None,
+            ecn: false,
+            cc_seed: 1,
+            tso_defer,
+        };
+        Sender::new(cfg, CcConfig::Cubic(CubicConfig::default()), app)
+    }
+
+    /// A sender in the middle of an ACK clock: its cwnd grown in slow start
+    /// on a 1 ms path, then the flight in the network re-timed as if sent
+    /// evenly over the last srtt, the last one 50 us ago. Returns the time.
+    fn clocked(tso_defer: bool, app: App) -> (Sender, Time) {
+        let mut s = sender(tso_defer, app);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        let mut now = Time(1_000_000);
+        s.on_packet(now, &Packet::control(0, Kind::SynAck), &mut out);
+        while s.cc().unwrap().cwnd() < 200 {
+            now += Dur::from_ms(1);
+            let nxt = s.snd_nxt;
+            out.clear();
+            s.on_packet(now, &Packet::ack(0, nxt, &[]), &mut out);
+        }
+        let srtt = s.rtt.srtt().expect("sampled");
+        let n = s.packets_out() as u64;
+        let now = now + srtt;
+        for (k, q) in (s.snd_una..s.snd_nxt).enumerate() {
+            s.sb.get_mut(q).tx_time = now - srtt + Dur(srtt.0 * (k as u64 + 1) / n);
+        }
+        s.wstamp = now - Dur::from_us(50);
+        (s, now)
+    }
+
+    /// Segments sent in answer to one ACK of `acked` more segments at `now`.
+    fn answer(s: &mut Sender, now: Time, acked: u32) -> u32 {
+        let mut out = Vec::new();
+        let ack = s.snd_una + acked;
+        s.on_packet(now, &Packet::ack(0, ack, &[]), &mut out);
+        out.len() as u32
+    }
+
+    #[test]
+    fn a_partial_burst_waits_for_the_acks_that_make_it_full() {
+        let (mut s, now) = clocked(true, App::Bulk);
+        let max_segs = s.tso_segs();
+        assert!(
+            max_segs >= 8,
+            "the test needs bursts of at least 8, got {max_segs}"
+        );
+        // Each ACK of one segment frees two in slow start: held back until
+        // a full burst fits, which then goes at once.
+        let mut answers = Vec::new();
+        for k in 0..max_segs {
+            answers.push(answer(&mut s, now + Dur::from_us(10 * k as u64), 1));
+        }
+        let first = answers.iter().position(|&n| n > 0).expect("a burst went");
+        assert!(first > 0, "the first ACK is held back: {answers:?}");
+        assert!(answers[..first].iter().all(|&n| n == 0));
+        assert_eq!(answers[first], max_segs, "a full burst: {answers:?}");
+        assert!(
+            2 * (first as u32 + 1) >= max_segs,
+            "not before it is full: {answers:?}"
+        );
+    }
+
+    #[test]
+    fn an_ack_more_than_1_ms_after_the_last_send_is_answered_at_once() {
+        let (mut s, now) = clocked(true, App::Bulk);
+        s.wstamp = now - Dur::from_us(1_001);
+        assert_eq!(
+            answer(&mut s, now, 1),
+            2,
+            "no deferral 1 ms after the last send"
+        );
+    }
+
+    #[test]
+    fn an_ack_not_expected_soon_does_not_hold_the_burst() {
+        // The oldest segment in flight left just now: its ACK is an srtt
+        // away, more than min(srtt/2, 1 ms).
+        let (mut s, now) = clocked(true, App::Bulk);
+        for q in s.snd_una..s.snd_nxt {
+            s.sb.get_mut(q).tx_time = now - Dur::from_us(10);
+        }
+        assert_eq!(answer(&mut s, now, 1), 2);
+    }
+
+    #[test]
+    fn without_tso_deferral_every_ack_is_answered() {
+        let (mut s, now) = clocked(false, App::Bulk);
+        assert_eq!(answer(&mut s, now, 1), 2);
+    }
+
+    #[test]
+    fn the_last_buffer_of_a_transfer_is_not_held_back() {
+        // The application wrote its last 3 segments (the FIN goes with them)
+        // and the window has room for 4: they go without waiting for more.
+        let (s0, _) = clocked(true, App::Bulk);
+        let total = s0.snd_nxt + 3;
+        let bytes = total as u64 * MSS as u64;
+        let (mut s, now) = clocked(true, App::Sized { bytes });
+        assert_eq!(s.snd_nxt, s0.snd_nxt, "same history");
+        assert_eq!(answer(&mut s, now, 2), 3);
+        // The same 3 segments with more to come later wait for it.
+        let later = App::Chunks(crate::app::Chunks::new(
+            vec![(Dur::ZERO, bytes), (Dur::from_ms(100_000), bytes)],
+            MSS,
+        ));
+        let (mut s, now) = clocked(true, later);
+        assert_eq!(s.snd_nxt, s0.snd_nxt, "same history");
+        assert_eq!(answer(&mut s, now, 2), 0);
+        // A window smaller than the last buffer holds it back too (cwnd-limited
+        // before the FIN test, as in Linux).
+        let (mut s, now) = clocked(true, App::Sized { bytes });
+        assert_eq!(answer(&mut s, now, 1), 0);
+    }
+
+    #[test]
+    fn no_deferral_in_recovery() {
+        let mut sent = [0; 2];
+        for (k, defer) in [true, false].into_iter().enumerate() {
+            let (mut s, now) = clocked(defer, App::Bulk);
+            s.ca_state = CaState::Recovery;
+            s.high_seq = s.snd_nxt;
+            sent[k] = answer(&mut s, now, 1);
+        }
+        assert!(sent[1] > 0, "the window allows sending");
+        assert_eq!(sent[0], sent[1], "deferral does not apply in recovery");
     }
 }

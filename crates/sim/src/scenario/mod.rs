@@ -51,12 +51,15 @@ impl ScenarioError {
     /// (the fuzzer found a 5,000-digit algorithm name printed in full).
     fn tidy(self) -> ScenarioError {
         fn short(s: &str, max: usize) -> String {
-            let clean: String = s.chars().flat_map(char::escape_debug).collect();
-            let clean = if clean.chars().count() == s.chars().count() {
-                s.to_string() // nothing to escape: keep quotes as they are
-            } else {
-                clean
-            };
+            // Control characters escaped, everything else (quotes too) as written.
+            let mut clean = String::with_capacity(s.len());
+            for c in s.chars() {
+                if c.is_control() {
+                    clean.extend(c.escape_debug());
+                } else {
+                    clean.push(c);
+                }
+            }
             let n = clean.chars().count();
             if n <= max {
                 return clean;
@@ -1019,6 +1022,20 @@ mod tests {
 
     fn error_of(j: serde_json::Value) -> ScenarioError {
         norm(j).expect_err("should fail")
+    }
+
+    #[test]
+    fn errors_keep_quotes_and_escape_control_characters() {
+        let mut j = base();
+        j["hosts"] = serde_json::json!({"tso_defer": "x"});
+        let e = error_of(j);
+        assert_eq!(e.path, "hosts.tso_defer");
+        assert!(e.message.contains("string \"x\""), "{}", e.message);
+        let mut j = base();
+        j["flows"][0]["cc"] = serde_json::json!("cu\nbic\"");
+        let e = error_of(j);
+        assert!(e.message.contains("cu\\nbic"), "{}", e.message);
+        assert!(!e.message.contains('\n'));
     }
 
     #[test]

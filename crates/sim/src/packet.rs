@@ -61,6 +61,8 @@ pub mod flags {
     pub const CWR: u8 = 2;
     /// A retransmitted data segment (for accounting only).
     pub const RETRANS: u8 = 4;
+    /// Push: the segment ends an application write (`tcp/push.rs`).
+    pub const PSH: u8 = 8;
 }
 
 #[derive(Clone, Copy, Debug)]

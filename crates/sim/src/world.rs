@@ -157,6 +157,7 @@ impl<'a> World<'a> {
                 ecn: f.ecn,
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
                 tso_defer: sc.hosts.tso_defer,
+                push_marks: sc.hosts.push_acks,
             };
             let (fwd, mut rev) = flow_paths(sc, i, Rate(f.access_rate_bps));
             if sc.hosts.latency == HostLatency::Measured {
@@ -171,10 +172,17 @@ impl<'a> World<'a> {
             };
             flows.push(FlowRt {
                 sender: Sender::new(cfg, sc.cc_config(i), app.clone()),
-                receiver: if sc.hosts.sack_compress {
-                    Receiver::new(f.id, echo)
-                } else {
-                    Receiver::new(f.id, echo).without_sack_compression()
+                receiver: {
+                    let r = if sc.hosts.sack_compress {
+                        Receiver::new(f.id, echo)
+                    } else {
+                        Receiver::new(f.id, echo).without_sack_compression()
+                    };
+                    if sc.hosts.push_acks {
+                        r.with_push_acks()
+                    } else {
+                        r
+                    }
                 },
                 fwd,
                 rev,

@@ -228,8 +228,9 @@ const MAX_FLOWS: usize = 100_000;
 /// changes the model, cached runs are run again instead of served as new.
 /// 2: host timing noise (`net::host`).
 /// 3: per-flow drops exclude SYNs; utilization over the scheduled capacity.
-/// 4: TSO deferral (`tcp_tso_should_defer`, `[hosts] tso_defer`) and SACK
-///    compression (`tcp_comp_sack_*`, `[hosts] sack_compress`).
+/// 4: TSO deferral (`tcp_tso_should_defer`, `[hosts] tso_defer`), SACK
+///    compression (`tcp_comp_sack_*`, `[hosts] sack_compress`) and PSH at the
+///    end of application writes, ACKed at once (`tcp::push`, `[hosts] push_acks`).
 pub const MODEL_VERSION: u32 = 4;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -261,6 +262,11 @@ pub struct HostsSpec {
     /// (`tcp_comp_sack_*`), as Linux does; `false` ACKs every segment.
     #[serde(default = "yes")]
     pub sack_compress: bool,
+    /// Senders mark PSH at the end of each application write and receivers
+    /// ACK such a segment at once (`tcp::push`), as Linux does; `false`: no
+    /// PSH, an ACK per two segments.
+    #[serde(default = "yes")]
+    pub push_acks: bool,
 }
 
 fn yes() -> bool {
@@ -273,6 +279,7 @@ impl Default for HostsSpec {
             latency: HostLatency::default(),
             tso_defer: true,
             sack_compress: true,
+            push_acks: true,
         }
     }
 }
@@ -564,6 +571,7 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let raw_hosts = raw.hosts.unwrap_or_default();
     let tso_defer = raw_hosts.tso_defer.unwrap_or(true);
     let sack_compress = raw_hosts.sack_compress.unwrap_or(true);
+    let push_acks = raw_hosts.push_acks.unwrap_or(true);
     let latency = match raw_hosts.latency {
         None => HostLatency::default(),
         Some(s) => HostLatency::parse(&s).map_or_else(
@@ -603,6 +611,7 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
             latency,
             tso_defer,
             sack_compress,
+            push_acks,
         },
     })
 }

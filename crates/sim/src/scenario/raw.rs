@@ -48,6 +48,7 @@ pub struct RawHosts {
     pub latency: Option<String>,
     pub tso_defer: Option<bool>,
     pub sack_compress: Option<bool>,
+    pub push_acks: Option<bool>,
 }
 
 /// Unknown keys land in `qdisc_params` and are checked by `normalize`

@@ -69,6 +69,8 @@ pub struct Receiver {
     /// `compressed_ack_rcv_nxt` and `dup_ack_counter`.
     comp_rcv_nxt: u32,
     dup_acks: u32,
+    /// ACK an in-order full-sized PSH segment at once (`tcp/push.rs`).
+    push_ack: bool,
 }
 
 impl Receiver {
@@ -93,12 +95,19 @@ impl Receiver {
             comp_at: None,
             comp_rcv_nxt: 0,
             dup_acks: 0,
+            push_ack: false,
         }
     }
 
     /// Turn SACK compression off (`[hosts] sack_compress = false`).
     pub fn without_sack_compression(mut self) -> Self {
         self.sack_compress = false;
+        self
+    }
+
+    /// ACK full-sized PSH segments at once (`[hosts] push`).
+    pub fn with_push_acks(mut self) -> Self {
+        self.push_ack = true;
         self
     }
 
@@ -172,6 +181,11 @@ impl Receiver {
                 }
             }
             self.unacked += 1;
+            if self.push_ack && pkt.has_flag(flags::PSH) {
+                // `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED; the application
+                // drains the queue at once and `tcp_cleanup_rbuf` ACKs.
+                immediate = true;
+            }
             if had_ooo {
                 self.recent.retain(|&s| s > self.rcv_nxt);
                 // RFC 5681 4.2: ACK at once when the hole is filled
@@ -516,5 +530,28 @@ mod tests {
         for k in 0..10 {
             assert!(r.on_data(t, &data(11 + k))[1].is_some());
         }
+    }
+
+    #[test]
+    fn a_full_sized_psh_segment_is_acked_at_once_when_asked_to() {
+        let mut psh = data(10);
+        psh.flags |= flags::PSH;
+        let mut r = steady(Dur::from_ms(10)).with_push_acks();
+        let a = r.on_data(Time(50_000_000), &psh)[1].expect("ACKed alone");
+        assert_eq!(a.seq, 11);
+        // Without push ACKs a lone segment waits for a second one.
+        let mut r = steady(Dur::from_ms(10));
+        assert!(r.on_data(Time(50_000_000), &psh)[1].is_none());
+        // Behind a hole the application cannot drain the queue: no ACK for PSH.
+        let mut r = steady(Dur::from_ms(10)).with_push_acks();
+        for q in [12, 13, 14, 15] {
+            let mut p = data(q);
+            p.flags |= flags::PSH;
+            r.on_data(Time(50_000_000), &p);
+        }
+        assert_eq!(
+            r.compressed, 1,
+            "out-of-order PSH segments are compressed like others"
+        );
     }
 }

@@ -17,6 +17,8 @@ pub mod seg {
     pub const EVER_RETRANS: u8 = 8;
     /// The delivery-rate snapshot is still valid (`tx.delivered_mstamp != 0`).
     pub const SNAPSHOT: u8 = 16;
+    /// Ends an application write: sent (and re-sent) with PSH (`TCPHDR_PSH`).
+    pub const PSH: u8 = 32;
 }
 
 /// What `tcp_rate_skb_sent` records in a packet when it is sent.

@@ -8,6 +8,7 @@
 //! Sans-IO: every call takes `now` and appends packets to send to `out`;
 //! the caller asks `next_deadline()` when to call `on_timer`.
 
+use super::push::PushMarks;
 use super::rack::{self, Rack};
 use super::rate::{DeliveryState, SampleRef};
 use super::rtt::{seq_after, RttEstimator, RTO_MAX, RTO_MIN, TIMEOUT_INIT};
@@ -65,6 +66,8 @@ pub struct SenderConfig {
     pub cc_seed: u64,
     /// Hold partial TSO bursts back for the next ACK (`tcp_tso_should_defer`).
     pub tso_defer: bool,
+    /// Mark PSH at the end of each application write (`tcp/push.rs`).
+    pub push_marks: bool,
 }
 
 /// Counters for the flow summary.
@@ -161,6 +164,8 @@ pub struct Sender {
     // Scratch buffers reused across ACKs.
     fresh: Vec<(u32, u32)>,
     lost_now: Vec<u32>,
+    /// Where the application's writes end (PSH).
+    push: PushMarks,
     /// State-machine transitions reported by the CC: (time, from, to).
     pub transitions: Vec<(Time, &'static str, &'static str)>,
     last_phase: &'static str,
@@ -170,6 +175,7 @@ pub struct Sender {
 impl Sender {
     pub fn new(cfg: SenderConfig, cc_cfg: CcConfig, app: App) -> Sender {
         let total_segs = app.total_segments(cfg.mss);
+        let push = PushMarks::new(cfg.push_marks);
         Sender {
             cfg,
             cc_cfg,
@@ -209,6 +215,7 @@ impl Sender {
             tlp_orig_app_limited: false,
             fresh: Vec::new(),
             lost_now: Vec::new(),
+            push,
             transitions: Vec::new(),
             last_phase: "",
             stats: SenderStats::default(),
@@ -974,6 +981,9 @@ impl Sender {
         let mut cwnd_limited = false;
         // `tcp_write_xmit` sizes its bursts once per call.
         let max_segs = self.tso_segs();
+        let written = self.segments_written(now);
+        let cwnd = self.cc.as_ref().expect("established").cwnd();
+        self.push.refill(self.snd_una, cwnd, written);
         loop {
             let gate = self.departure_gate();
             if gate > now {
@@ -1129,14 +1139,22 @@ impl Sender {
             let tx = self
                 .rate
                 .on_send(now, packets_out, self.in_flight() + 1, self.lost_total);
+            let psh = self.push.take(q);
             self.sb.push(Seg {
                 tx_time: now,
-                flags: seg::SNAPSHOT,
+                flags: if psh {
+                    seg::SNAPSHOT | seg::PSH
+                } else {
+                    seg::SNAPSHOT
+                },
                 tx,
             });
             self.snd_nxt += 1;
             self.rack.on_transmit(q, now);
-            let p = self.data_packet(q);
+            let mut p = self.data_packet(q);
+            if psh {
+                p.flags |= flags::PSH;
+            }
             payload += p.payload as u64;
             wire += p.wire_len as u64;
             out.push(p);
@@ -1168,8 +1186,12 @@ impl Sender {
         sg.tx_time = now;
         sg.tx = tx;
         self.rack.on_transmit(q, now);
+        let psh = self.sb.get(q).has(seg::PSH);
         let mut p = self.data_packet(q);
         p.flags |= flags::RETRANS;
+        if psh {
+            p.flags |= flags::PSH;
+        }
         let (payload, wire) = (p.payload as u64, p.wire_len as u64);
         out.push(p);
         self.stats.segs_sent += 1;
@@ -1200,6 +1222,7 @@ mod tests {
             ecn: false,
             cc_seed: 1,
             tso_defer,
+            push_marks: false,
         };
         Sender::new(cfg, CcConfig::Cubic(CubicConfig::default()), app)
     }

@@ -60,6 +60,8 @@ def test_unknown_metric_fails_naming_columns():
     o = _check(metric="warp", op=">", value=1)
     assert not o.passed
     assert "jain" in o.checks[0][1].detail
+    o = _check(metric="cc", op=">", value=1, scope="flow")  # a text column: no ValueError
+    assert not o.passed and "goodput_mbps" in o.checks[0][1].detail
 
 
 def test_when_selects_points():
@@ -110,3 +112,111 @@ def test_run_and_sweep_exit_1_when_an_expectation_fails(tmp_path, write_scenario
     bad["expect"] = [{"metric": "jain", "op": "=>", "value": 1}]
     assert cli.main(["sweep", str(write_scenario(bad, "worse.toml")), "--out", "f"]) == 2
     assert not (tmp_path / "f").exists()
+
+
+# --------------------------------------------------------------------------- refused before a run (issue 10)
+
+
+def _scenario(tiny, expect, sweep=None):
+    from ccarena import Scenario
+
+    doc = copy.deepcopy(tiny)
+    doc["flows"] = [{"cc": "reno", "rtt": "20ms", "count": 2}, {"cc": "cubic", "rtt": "40ms"}]
+    doc["expect"] = [expect]
+    if sweep is not None:
+        doc["sweep"] = sweep
+    return Scenario.from_dict(doc, source="s.toml")
+
+
+def _refusal(scn):
+    from ccarena.expect import check_expectations
+
+    with pytest.raises(ScenarioError) as ei:
+        check_expectations(parse_expectations(scn.expect, scn.source), scn)
+    return ei.value
+
+
+@pytest.mark.parametrize(
+    ("expect", "field", "words"),
+    [
+        ({"metric": "warp", "value": 1}, "expect[0].metric", ["'warp'", "jain", "utilization"]),
+        ({"metric": "share", "value": 1}, "expect[0].metric", ["for scope 'run'", "jain"]),
+        ({"metric": "cc", "value": 1, "scope": "flow"}, "expect[0].metric", ["goodput_mbps", "share"]),
+        ({"metric": "label", "value": 1, "scope": "group"}, "expect[0].metric", ["count", "share"]),
+        ({"metric": "share", "value": 1, "flow": 3}, "expect[0].flow", ["no flow 3", "3 flow(s)", "0 to 2"]),
+        ({"metric": "share", "value": 1, "group": 2}, "expect[0].group", ["no group 2", "2 group(s)"]),
+        ({"metric": "jain", "value": 1, "when": {"flows.0.cc": "x"}}, "expect[0].when", ["no [sweep]"]),
+    ],
+)
+def test_expectation_no_run_can_satisfy_is_refused_naming_the_field(tiny, expect, field, words):
+    e = _refusal(_scenario(tiny, expect))
+    assert e.path == field
+    for w in words:
+        assert w in e.message, e.message
+
+
+def test_when_key_must_be_swept(tiny):
+    sweep = {"bottleneck.buffer": ["1BDP", "2BDP"]}
+    e = _refusal(_scenario(tiny, {"metric": "jain", "value": 1, "when": {"flows[0].cc": "x"}}, sweep))
+    assert e.path == "expect[0].when"
+    assert "'flows.0.cc' is not swept" in e.message and "bottleneck.buffer" in e.message
+    from ccarena.expect import check_expectations
+
+    ok = _scenario(tiny, {"metric": "jain", "value": 1, "when": {"bottleneck.buffer": "1BDP"}}, sweep)
+    check_expectations(parse_expectations(ok.expect, ok.source), ok)
+
+
+def test_flow_of_a_larger_sweep_point_is_allowed(tiny):
+    from ccarena.expect import check_expectations
+
+    sweep = {"flows.0.count": [2, 6]}  # 3 flows at the base, 7 at the second point
+    scn = _scenario(tiny, {"metric": "share", "value": 1, "flow": 6}, sweep)
+    check_expectations(parse_expectations(scn.expect, scn.source), scn)
+    e = _refusal(_scenario(tiny, {"metric": "share", "value": 1, "flow": 7}, sweep))
+    assert e.path == "expect[0].flow" and "the largest point of its sweep has 7 flow(s)" in e.message
+
+
+def test_metrics_are_the_numeric_columns_a_run_gives(tiny, tmp_path):
+    """``metrics`` reads the core's schema; a real run has exactly those
+    numeric columns in each scope (so no second list can drift)."""
+    import ccarena
+    from ccarena.expect import _with_share, metrics
+
+    doc = copy.deepcopy(tiny)
+    doc["duration"] = "200ms"
+    r = ccarena.run(ccarena.Scenario.from_dict(doc), tmp_path / "run")
+
+    def numeric(frame):
+        return {c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])}
+
+    assert set(metrics("run")) == numeric(r.summary)
+    assert set(metrics("flow")) == numeric(_with_share(r.flows))
+    assert set(metrics("group")) == numeric(group_table(r.flows))
+    assert "cc" not in metrics("flow") and "count" in metrics("group") and "share" in metrics("flow")
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "sweep"])
+@pytest.mark.parametrize(
+    ("expect", "field"),
+    [
+        ({"metric": "goodput", "value": 1, "scope": "flow"}, "expect[0].metric"),
+        ({"metric": "cc", "value": 1, "scope": "flow"}, "expect[0].metric"),  # crashed after the run
+        ({"metric": "share", "value": 0.5, "flow": 1}, "expect[0].flow"),
+        ({"metric": "share", "value": 0.5, "group": 1}, "expect[0].group"),
+        ({"metric": "jain", "value": 1, "when": {"seed": 1}}, "expect[0].when"),
+    ],
+)
+def test_cli_refuses_before_any_run(
+    tmp_path, write_scenario, tiny, capsys, monkeypatch, command, expect, field
+):
+    monkeypatch.chdir(tmp_path)
+    doc = copy.deepcopy(tiny)
+    doc["expect"] = [expect]
+    doc["sweep"] = {"bottleneck.buffer": ["1BDP", "2BDP"]}
+    p = write_scenario(doc)
+    extra = {"validate": [], "run": ["--out", "out", "--no-figure"], "sweep": ["--out", "out", "--jobs", "1"]}
+    assert cli.main([command, str(p), *extra[command]]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"{p}: {field}: "), err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["s.toml"]

@@ -311,10 +311,11 @@ def print_expectations(outcomes, out: Console) -> int:
 
 
 def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .expect import check_all, parse_expectations
+    from .expect import check_all, check_expectations, parse_expectations
 
     scn = Scenario.load(args.scenario, args.overrides)
     expectations = parse_expectations(scn.expect, scn.source)  # before the run: bad ones cost nothing
+    check_expectations(expectations, scn)
     if scn.sweep:
         err.print(
             f"note: {scn.source} has a [sweep]; this runs its base scenario (ccarena sweep runs the points)"
@@ -391,12 +392,13 @@ def run_experiment(scn: Scenario, args: argparse.Namespace, out: Console, err: C
 
 
 def _cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .expect import check_experiment, parse_expectations
+    from .expect import check_expectations, check_experiment, parse_expectations
 
     if args.jobs is not None and args.jobs < 1:
         raise _BadArgs("--jobs must be at least 1")
     scn = Scenario.load(args.scenario, args.overrides)
     expectations = parse_expectations(scn.expect, scn.source)
+    check_expectations(expectations, scn)
     exp, status = run_experiment(scn, args, out, err, args.out)
     out.print(_runs_table(exp))
     out.print(
@@ -529,20 +531,23 @@ def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .cost import check
-    from .expect import parse_expectations
-    from .sweep import expand
+    from .expect import check_expectations, flow_shape, parse_expectations
+    from .sweep import iter_points
 
     scn = Scenario.load(args.scenario, args.overrides)
     # Everything a run or sweep would refuse is refused here: expectations,
-    # every sweep point (each validated by the core), the cost.
-    parse_expectations(scn.expect, scn.source)
-    points = expand(scn, yes=args.yes) if scn.sweep else []
+    # every sweep point (each validated by the core, then let go), the cost.
+    expectations = parse_expectations(scn.expect, scn.source)
+    shapes = (
+        [flow_shape(p.scenario.normalized) for p in iter_points(scn, yes=args.yes)] if scn.sweep else None
+    )
+    check_expectations(expectations, scn, shapes)
     cost = check(scn, force=args.yes)
     for t in _validate_summary(scn):
         out.print(t)
     out.print(f"cost of one run: {cost.describe()}")
-    if points:
-        out.print(f"sweep: {len(points):,} points, each valid")
+    if shapes:
+        out.print(f"sweep: {len(shapes):,} points, each valid")
     out.print(f"{args.scenario}: valid")
     return 0
 
@@ -616,6 +621,10 @@ class _BadArgs(ValueError):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if getattr(sys.stdout, "errors", None) == "strict" and hasattr(sys.stdout, "reconfigure"):
+        # A path that is not UTF-8 (surrogates in Python) prints as stderr
+        # prints it, not as a UnicodeEncodeError after the work is done.
+        sys.stdout.reconfigure(errors="backslashreplace")
     # No console markup: names, labels and paths are the user's text and
     # print as written ("[/bold]" too); ccarena's own colours are Text styles.
     out = Console(highlight=False, markup=False)

@@ -5,7 +5,8 @@ upper bound on the bottleneck's packets (its capacity in full frames), the
 events they cause, the rows of the sampled tables and the memory those take.
 ``check`` refuses, with one line naming the field to change, a run above
 ``LIMITS`` unless forced (``--yes`` on the command line, ``force=True`` in
-Python); ``check_points`` does the same for the number of sweep points.
+Python); ``check_points`` does the same for the number of sweep points and
+``check_sweep_flows`` for their flows.
 ``validate`` prints the estimate.
 """
 
@@ -16,7 +17,16 @@ from dataclasses import dataclass
 
 from .scenario import Scenario, ScenarioError
 
-__all__ = ["LIMITS", "MAX_POINTS", "Cost", "check", "check_points", "estimate"]
+__all__ = [
+    "LIMITS",
+    "MAX_POINTS",
+    "MAX_SWEEP_FLOWS",
+    "Cost",
+    "check",
+    "check_points",
+    "check_sweep_flows",
+    "estimate",
+]
 
 #: Simulated bottleneck packets per wall second on the reference machine
 #: (README, "Performance": 2-3 million), for the time estimate only.
@@ -30,6 +40,14 @@ LIMITS = {"events": 2e9, "memory_bytes": 4 * 2**30, "sample_rows": 5e7}
 #: Sweep points above which a sweep is refused unless forced (before any
 #: point is built: 10^6 points took 3.3 GB before anything was said).
 MAX_POINTS = 100_000
+
+#: Flows summed over a sweep's points above which it is refused unless
+#: forced: a sweep holds every point's normalized scenario until it is done,
+#: about 2 KB a flow, so this keeps that near the 4 GiB of ``LIMITS`` (10
+#: points of 100,000 flows took 2 GB and 36 s to build; 1,000 would take
+#: 200 GB). The catalog's largest sweep (mixed-workload/fig2, paper scale)
+#: has 1.6 million.
+MAX_SWEEP_FLOWS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -94,6 +112,18 @@ def check_points(n: int, source: str, force: bool = False) -> None:
             "sweep",
             f"{n:,} points (values x repeats): more than {MAX_POINTS:,}; "
             "sweep fewer values or force it (--yes)",
+        )
+
+
+def check_sweep_flows(n: int, source: str, force: bool = False) -> None:
+    """Refuse a sweep of more than ``MAX_SWEEP_FLOWS`` flows (summed over
+    its points; ``n`` so far) unless forced."""
+    if n > MAX_SWEEP_FLOWS and not force:
+        raise ScenarioError(
+            source,
+            "sweep",
+            f"{n:,} flows or more over its points (flows x points): more than {MAX_SWEEP_FLOWS:,}; "
+            "sweep fewer points or flows or force it (--yes)",
         )
 
 

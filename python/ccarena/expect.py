@@ -48,8 +48,11 @@ __all__ = [
     "Expectation",
     "Outcome",
     "check_all",
+    "check_expectations",
     "check_experiment",
+    "flow_shape",
     "group_table",
+    "metrics",
     "parse_expectations",
 ]
 
@@ -135,7 +138,7 @@ def parse_expectations(
         if not isinstance(metric, str) or not metric:
             raise ScenarioError(source, f"{where}.metric", 'must name a column, e.g. metric = "jain"')
         op = e.get("op", ">=")
-        if op not in OPS:
+        if not isinstance(op, str) or op not in OPS:  # a list or table is not hashable
             raise ScenarioError(source, f"{where}.op", f"must be one of {' '.join(OPS)}, not {op!r}")
         value = e.get("value")
         if not _number(value):
@@ -180,6 +183,97 @@ def parse_expectations(
             )
         )
     return out
+
+
+def metrics(scope: str) -> list[str]:
+    """What an expectation of ``scope`` can check: the numeric columns of the
+    table it reads as the core writes them (``results.numeric_columns``),
+    with what ``check_run`` adds (``share``; ``count`` of a group)."""
+    from .results import numeric_columns
+
+    if scope == "run":
+        return numeric_columns("summary")
+    flows = numeric_columns("flows")
+    if scope == "flow":
+        return [*flows, "share"]
+    return ["group", "count", *(c for c in flows if c not in ("flow", "group")), "share"]
+
+
+def flow_shape(normalized: Mapping[str, Any]) -> tuple[int, int]:
+    """(flows, groups) of a normalized scenario."""
+    flows = normalized.get("flows") or []
+    return len(flows), 1 + max((int(f.get("group", 0)) for f in flows), default=-1)
+
+
+def check_expectations(
+    expectations: list[Expectation],
+    scn: Any,
+    shapes: Iterable[tuple[int, int]] | None = None,
+) -> None:
+    """Refuse, before anything runs, what no run of ``scn`` can satisfy: a
+    metric that is not a column of its scope, a flow or group that neither
+    ``scn`` nor a point of its sweep has, a ``when`` key that is not swept.
+    ``shapes``: ``flow_shape`` of each sweep point when the caller has them
+    (else they are built only if an index is beyond ``scn``'s own). Raises
+    ``ScenarioError`` naming ``expect[i].<field>`` and what is allowed."""
+    from .cost import MAX_POINTS
+    from .scenario import _clip
+    from .sweep import iter_points, parse_sweep
+
+    source = scn.source
+    spec = parse_sweep(scn.sweep, source)
+    most = flow_shape(scn.normalized)
+    widened = not scn.sweep
+
+    def widen() -> tuple[int, int] | None:
+        """The most flows and groups of any point (None: not known, as the
+        sweep is too large or refused on its own, which it then says)."""
+        if shapes is not None:
+            seen = list(shapes)
+        elif spec.size > MAX_POINTS:
+            return None
+        else:
+            try:
+                seen = [flow_shape(p.scenario.normalized) for p in iter_points(scn)]
+            except ScenarioError:
+                return None
+        return max([most[0], *(f for f, _ in seen)]), max([most[1], *(g for _, g in seen)])
+
+    for i, e in enumerate(expectations):
+        where = f"expect[{i}]"
+        allowed = metrics(e.scope)
+        if e.metric not in allowed:
+            raise ScenarioError(
+                source,
+                f"{where}.metric",
+                f"no metric {_clip(e.metric, 60)!r} for scope {e.scope!r}; "
+                f"expected one of {', '.join(allowed)}",
+            )
+        for j, (k, index) in enumerate((("flow", e.flow), ("group", e.group))):
+            if index is None or most is None:
+                continue
+            if index >= most[j] and not widened:
+                widened = True
+                most = widen()
+                if most is None:
+                    continue
+            n = most[j]
+            if index >= n:
+                what = "the largest point of its sweep has" if scn.sweep else "the scenario has"
+                noun = "flow(s)" if k == "flow" else "group(s) ([[flows]] entries)"
+                raise ScenarioError(
+                    source,
+                    f"{where}.{k}",
+                    f"no {k} {index}: {what} {n} {noun}" + (f", numbered 0 to {n - 1}" if n else ""),
+                )
+        for key in e.when:
+            if key not in spec.keys:
+                swept = (
+                    f"expected a swept key: {', '.join(spec.keys)}" if spec.keys else "there is no [sweep]"
+                )
+                raise ScenarioError(
+                    source, f"{where}.when", f"{_clip(key, 60)!r} is not swept, so it selects no run; {swept}"
+                )
 
 
 def group_table(flows: pd.DataFrame) -> pd.DataFrame:
@@ -267,7 +361,8 @@ def check_run(e: Expectation, summary: pd.DataFrame, flows: pd.DataFrame) -> Che
             frame = frame[frame["group"] == e.group]
             if frame.empty:
                 return Check(False, None, f"no group {e.group}")
-    if e.metric not in frame.columns:
+    if e.metric not in frame.columns or not pd.api.types.is_numeric_dtype(frame[e.metric]):
+        # (a stored experiment's [[expect]] may name a text column: "cc")
         cols = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
         return Check(False, None, f"no metric {e.metric!r} in {what}; have: {', '.join(cols)}")
     values = [float(v) for v in frame[e.metric]]

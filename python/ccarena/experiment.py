@@ -91,7 +91,8 @@ def _index_frame(points: list[dict[str, Any]], keys: list[str], directory: Path)
                 continue
             cache[p["hash"]] = pq.read_table(run_dir / "summary.parquet").to_pandas()
         for k in keys:
-            rows[k].append(p["values"].get(k))
+            if k not in POINT_COLUMNS:  # a swept seed is the seed column (the swept one at repeat 0)
+                rows[k].append(p["values"].get(k))
         for c in POINT_COLUMNS:
             rows[c].append(p[c])
         summaries.append(cache[p["hash"]])
@@ -306,7 +307,10 @@ def run_sweep(
     directory.mkdir(parents=True, exist_ok=True)
     clean_stale_tmp(directory)
     meta = _experiment_meta(scn, points, keys)
-    meta_bytes = (json.dumps(meta, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    # A source path that is not UTF-8 (surrogates) is written as \udcXX escapes: JSON reads it back.
+    meta_bytes = (json.dumps(meta, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode(
+        errors="backslashreplace"
+    )
     write_bytes_atomic(directory / EXPERIMENT_FILE, meta_bytes)
 
     todo: list[Job] = []

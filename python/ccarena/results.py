@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,12 +15,30 @@ import pyarrow.parquet as pq
 
 from .store import SCENARIO_FILE, TABLES
 
-__all__ = ["Results", "tables_from_ipc"]
+__all__ = ["Results", "numeric_columns", "schemas", "tables_from_ipc"]
 
 
 def tables_from_ipc(streams: Mapping[str, bytes]) -> dict[str, pa.Table]:
     """Arrow tables from the IPC streams that ``_core.run`` returns."""
     return {name: pa.ipc.open_stream(pa.py_buffer(data)).read_all() for name, data in streams.items()}
+
+
+@functools.cache
+def schemas() -> dict[str, pa.Schema]:
+    """Each table's columns and their types as the core writes them (the
+    one definition, in Rust): read from the tables of a one-millisecond run
+    (about a millisecond of work). The samples table has more columns for
+    some congestion controls."""
+    from . import _core
+
+    tiny = {"duration": "1ms", "bottleneck": {"rate": "1Mbps"}, "flows": [{"cc": "reno", "rtt": "1ms"}]}
+    streams, _ = _core.run(_core.normalize(json.dumps(tiny)))
+    return {name: t.schema for name, t in tables_from_ipc(streams).items()}
+
+
+def numeric_columns(table: str) -> list[str]:
+    """The numeric columns of ``table`` (``summary``, ``flows``, ...), in order."""
+    return [f.name for f in schemas()[table] if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
 
 
 class Results:

@@ -8,7 +8,6 @@ so a bad field gets the same message wherever it is used.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
@@ -73,12 +72,21 @@ class ScenarioError(ValueError):
     def __str__(self) -> str:
         parts = [self.source]
         if self.path:
-            parts.append(self.path)
-        msg = self.message
+            parts.append(_clip(self.path, 200))
+        msg = _clip(self.message, 600)
         if self.override:
-            msg += f" (set by {self.override})"
+            msg += f" (set by {_clip(self.override, 200)})"
         parts.append(msg)
         return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text``, its middle cut when it is longer than ``limit`` (as the
+    core cuts a long value it quotes): a 100 kB value makes a readable line."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]} … ({len(text) - 2 * half} characters) … {text[-half:]}"
 
 
 # --------------------------------------------------------------------------- overrides
@@ -110,7 +118,7 @@ def format_path(segments: Iterable[Segment]) -> str:
         if isinstance(s, int):
             out += f"[{s}]"
         else:
-            out += f".{s}" if out else s
+            out += f".{s}" if out else (s or '""')  # a top-level key "" is named, not an empty path
     return out
 
 
@@ -205,8 +213,9 @@ def apply_override(doc: dict[str, Any], ov: Override) -> None:
                 node[seg] = {}
         if last:
             # a copy: a later override inside this value (``bottleneck`` then
-            # ``bottleneck.buffer``) must not change the value the sweep records
-            node[seg] = copy.deepcopy(ov.value)
+            # ``bottleneck.buffer``) must not change the value the sweep records;
+            # as JSON, like the document (a TOML date becomes a string)
+            node[seg] = json.loads(json.dumps(ov.value, default=str))
         else:
             node = node[seg]
 
@@ -286,7 +295,9 @@ class Scenario:
         """Read a TOML file, apply overrides (``Override`` or ``--set`` text) and normalize."""
         doc = read_toml(path)
         # an unnamed scenario is named after its file, cut to the longest name
-        doc.setdefault("name", Path(path).stem.encode()[:MAX_NAME_BYTES].decode(errors="ignore"))
+        doc.setdefault(
+            "name", Path(path).stem.encode(errors="replace")[:MAX_NAME_BYTES].decode(errors="ignore")
+        )  # a file name that is not UTF-8 has "?" for its bad bytes
         return cls.from_dict(doc, source=str(path), overrides=overrides)
 
     @classmethod
@@ -338,11 +349,14 @@ class Scenario:
         try:
             core_json = _core.normalize(json.dumps(core_doc))
         except _core.ScenarioError as e:
-            blamed = _blame(e.path, ovs)
+            path = e.path
+            if not path and "" in core_doc:  # a top-level key "": the core's path is empty
+                path = '""'
+            blamed = _blame(path, ovs)
             # serde_json appends a position in the JSON we built, which means
             # nothing to someone reading a TOML file.
             message = _JSON_POSITION.sub("", e.message)
-            raise ScenarioError(source, e.path, message, blamed.origin if blamed else None) from None
+            raise ScenarioError(source, path, message, blamed.origin if blamed else None) from None
         normalized = json.loads(core_json)
         size = len(normalized["name"].encode())
         if size > MAX_NAME_BYTES:

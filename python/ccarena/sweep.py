@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,7 @@ __all__ = [
     "column_name",
     "derive_seed",
     "expand",
+    "iter_points",
     "parse_sweep",
 ]
 
@@ -237,16 +238,23 @@ def expand(scn: Scenario, spec: SweepSpec | None = None, *, yes: bool = False) -
     """Every concrete run of ``scn``'s sweep (one point for a scenario
     without one), each validated and hashed. Raises ``ScenarioError`` for a
     point the core rejects, naming the swept values, and (unless ``yes``)
-    for more than ``cost.MAX_POINTS`` points or a point whose estimated cost
-    is above ``cost.LIMITS``, before anything runs."""
-    from .cost import check, check_points
+    for more than ``cost.MAX_POINTS`` points, more than
+    ``cost.MAX_SWEEP_FLOWS`` flows over the points or a point whose
+    estimated cost is above ``cost.LIMITS``, before anything runs."""
+    return list(iter_points(scn, spec, yes=yes))
+
+
+def iter_points(scn: Scenario, spec: SweepSpec | None = None, *, yes: bool = False) -> Iterator[Point]:
+    """The points of ``expand`` one at a time (``validate`` keeps none)."""
+    from .cost import check, check_points, check_sweep_flows
 
     if spec is None:
         spec = parse_sweep(scn.sweep, scn.source)
     check_points(spec.size, scn.source, force=yes)
-    points: list[Point] = []
-    combos: Sequence[tuple[tuple[Any, ...], ...]] = list(itertools.product(*(a.values for a in spec.axes)))
-    for combo in combos:
+    if not any(k == "flows" or k.startswith("flows.") for k in spec.keys):  # every point has the base's flows
+        check_sweep_flows(spec.size * len(scn.normalized["flows"]), scn.source, force=yes)
+    index = flows = 0
+    for combo in itertools.product(*(a.values for a in spec.axes)):
         values: dict[str, Any] = {}
         ovs: list[Override] = []
         for axis, vals in zip(spec.axes, combo, strict=True):
@@ -267,5 +275,7 @@ def expand(scn: Scenario, spec: SweepSpec | None = None, *, yes: bool = False) -
             )
             if r == 0:
                 check(concrete, force=yes)  # the repeats cost the same
-            points.append(Point(len(points), dict(values), r, seed, concrete))
-    return points
+            flows += len(concrete.normalized["flows"])
+            check_sweep_flows(flows, scn.source, force=yes)
+            yield Point(index, dict(values), r, seed, concrete)
+            index += 1

@@ -3,6 +3,7 @@ run, and ends with the same results as an uninterrupted sweep."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -28,6 +29,24 @@ SLOW = {
         "repeats": 2,
     },
 }
+
+
+def _children(pid: int) -> set[int]:
+    """The processes ``pid`` started (its pool workers), from /proc."""
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            out |= {int(c) for c in (task / "children").read_text().split()}
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Running (not gone, not a zombie nobody reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _run_dirs(d: Path) -> list[Path]:
@@ -58,12 +77,18 @@ def test_sigkill_then_resume(tmp_path: Path, write_scenario):
     while len(_run_dirs(killed)) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
     assert proc.poll() is None, "the sweep finished before it could be killed: " + proc.stderr.read().decode()
+    workers = _children(proc.pid)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stderr.close()
     done_at_kill = len(_run_dirs(killed))
     assert 0 < done_at_kill < 16
-    time.sleep(1.2)  # the orphaned workers notice their driver is gone and exit
+    # The orphaned workers notice their driver is gone and exit (after at
+    # most the run in hand): wait for them, however loaded the machine.
+    deadline = time.monotonic() + 120
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [w for w in workers if _alive(w)], "orphaned workers still running after 120 s"
 
     resumed = ccarena.sweep(scenario, out=killed, jobs=2)
     assert resumed.cached >= done_at_kill - 2  # runs published by workers after the kill count too

@@ -19,7 +19,7 @@ use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::sched::EventQueue;
-use crate::tcp::receiver::{EcnEcho, Receiver};
+use crate::tcp::receiver::{AckOptions, EcnEcho, Receiver};
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::units::{Bytes, Dur, Rate, Time};
 
@@ -32,7 +32,8 @@ enum Ev {
     Rev(u32),
     Bottleneck,
     SenderTimer(u32),
-    DelAck(u32),
+    /// Flow i's receiver: its delayed-ACK or compressed-SACK timer.
+    RecvTimer(u32),
     /// Flow i's application writes its next chunk.
     AppWrite(u32),
     /// Flow i's RTT takes step k of its schedule.
@@ -75,7 +76,7 @@ struct FlowRt {
     mss: u32,
     start: Time,
     timer_at: Option<Time>,
-    delack_at: Option<Time>,
+    recv_timer_at: Option<Time>,
     /// Receiver-side bytes at the previous sample, for interval goodput.
     last_bytes: u64,
     /// Data packets that reached the receiver.
@@ -172,25 +173,21 @@ impl<'a> World<'a> {
             };
             flows.push(FlowRt {
                 sender: Sender::new(cfg, sc.cc_config(i), app.clone()),
-                receiver: {
-                    let r = if sc.hosts.sack_compress {
-                        Receiver::new(f.id, echo)
-                    } else {
-                        Receiver::new(f.id, echo).without_sack_compression()
-                    };
-                    if sc.hosts.push_acks {
-                        r.with_push_acks()
-                    } else {
-                        r
-                    }
-                },
+                receiver: Receiver::new(
+                    f.id,
+                    echo,
+                    AckOptions {
+                        sack_compress: sc.hosts.sack_compress,
+                        push_acks: sc.hosts.push_acks,
+                    },
+                ),
                 fwd,
                 rev,
                 app,
                 mss: f.mss,
                 start: Time(f.start_ns),
                 timer_at: None,
-                delack_at: None,
+                recv_timer_at: None,
                 last_bytes: 0,
                 data_received: 0,
                 started: false,
@@ -358,16 +355,16 @@ impl<'a> World<'a> {
                 self.out = out;
                 self.arm_sender(i);
             }
-            Ev::DelAck(i) => {
+            Ev::RecvTimer(i) => {
                 let f = &mut self.flows[i as usize];
-                if f.delack_at != Some(now) {
+                if f.recv_timer_at != Some(now) {
                     return;
                 }
-                f.delack_at = None;
+                f.recv_timer_at = None;
                 if let Some(ack) = f.receiver.on_timer(now) {
                     self.send_reverse(now, i, ack);
                 }
-                self.arm_delack(i);
+                self.arm_receiver(i);
             }
             Ev::RttStep(i, k) => {
                 let spec = &self.sc.flows[i as usize];
@@ -444,12 +441,12 @@ impl<'a> World<'a> {
         }
     }
 
-    fn arm_delack(&mut self, i: u32) {
+    fn arm_receiver(&mut self, i: u32) {
         let f = &mut self.flows[i as usize];
         if let Some(t) = f.receiver.deadline() {
-            if f.delack_at.is_none_or(|at| t < at) {
-                f.delack_at = Some(t);
-                self.q.push(t, Ev::DelAck(i));
+            if f.recv_timer_at.is_none_or(|at| t < at) {
+                f.recv_timer_at = Some(t);
+                self.q.push(t, Ev::RecvTimer(i));
             }
         }
     }
@@ -482,7 +479,7 @@ impl<'a> World<'a> {
                 for ack in f.receiver.on_data(now, &p).into_iter().flatten() {
                     self.send_reverse(now, i, ack);
                 }
-                self.arm_delack(i);
+                self.arm_receiver(i);
             }
             Kind::SynAck | Kind::Ack => {}
         }

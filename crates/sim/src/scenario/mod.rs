@@ -251,26 +251,21 @@ pub struct Scenario {
     pub hosts: HostsSpec,
 }
 
+/// `[hosts]`; a field a normalized scenario lacks takes its default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HostsSpec {
     pub latency: HostLatency,
     /// Senders hold a partial TSO burst back for the next ACK
     /// (`tcp_tso_should_defer`), as Linux does; `false` sends at once.
-    #[serde(default = "yes")]
     pub tso_defer: bool,
     /// Receivers hold duplicate ACKs back while data is out of order
     /// (`tcp_comp_sack_*`), as Linux does; `false` ACKs every segment.
-    #[serde(default = "yes")]
     pub sack_compress: bool,
     /// Senders mark PSH at the end of each application write and receivers
     /// ACK such a segment at once (`tcp::push`), as Linux does; `false`: no
     /// PSH, an ACK per two segments.
-    #[serde(default = "yes")]
     pub push_acks: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 impl Default for HostsSpec {
@@ -569,11 +564,12 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         None => DEFAULT_SAMPLE_INTERVAL,
     };
     let raw_hosts = raw.hosts.unwrap_or_default();
-    let tso_defer = raw_hosts.tso_defer.unwrap_or(true);
-    let sack_compress = raw_hosts.sack_compress.unwrap_or(true);
-    let push_acks = raw_hosts.push_acks.unwrap_or(true);
+    let linux = HostsSpec::default();
+    let tso_defer = raw_hosts.tso_defer.unwrap_or(linux.tso_defer);
+    let sack_compress = raw_hosts.sack_compress.unwrap_or(linux.sack_compress);
+    let push_acks = raw_hosts.push_acks.unwrap_or(linux.push_acks);
     let latency = match raw_hosts.latency {
-        None => HostLatency::default(),
+        None => linux.latency,
         Some(s) => HostLatency::parse(&s).map_or_else(
             || {
                 err(

@@ -35,30 +35,48 @@ const FASTRETRANS_THRESH: u32 = 3;
 /// blocks flushes a compressed ACK first (`tcp_sack_new_ofo_skb`).
 const SACK_BLOCKS_EXPECTED: usize = 2;
 
+/// The Linux receive-side behaviours a receiver models (`[hosts]`); both
+/// on by default, as in Linux.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckOptions {
+    /// SACK compression (`tcp_comp_sack_*`, `[hosts] sack_compress`).
+    pub sack_compress: bool,
+    /// ACK an in-order full-sized PSH segment at once (`tcp/push.rs`,
+    /// `[hosts] push_acks`).
+    pub push_acks: bool,
+}
+
+impl Default for AckOptions {
+    fn default() -> AckOptions {
+        AckOptions {
+            sack_compress: true,
+            push_acks: true,
+        }
+    }
+}
+
 pub struct Receiver {
     flow: u32,
     echo: EcnEcho,
+    opts: AckOptions,
     /// Next segment expected (`rcv_nxt`).
     rcv_nxt: u32,
     /// Out-of-order ranges received above rcv_nxt, sorted, disjoint.
     ooo: Vec<(u32, u32)>,
     /// Start of recently changed ooo ranges, most recent first (SACK order).
     recent: Vec<u32>,
-    /// Full segments received since the last ACK.
-    unacked: u32,
     /// Remaining quick ACKs (`icsk_ack.quick`).
     quick: u32,
     started: bool,
     /// Pending delayed-ACK deadline.
-    pub delack_at: Option<Time>,
+    delack_at: Option<Time>,
     /// RFC 3168: echo ECE until the sender's CWR arrives.
     ece: bool,
     /// Segments received in total (duplicates included).
     pub segs_received: u64,
-    /// `rcv_nxt` when the last ACK left (`rcv_wup`).
+    /// `rcv_nxt` when the last ACK left (`rcv_wup`): what is unACKed is
+    /// `rcv_nxt - rcv_wup`.
     rcv_wup: u32,
-    /// SACK compression (`tcp_comp_sack_*`), on unless `[hosts] sack_compress = false`.
-    sack_compress: bool,
     /// When the SYN-ACK left, then the handshake RTT it gave (`srtt_us` of a
     /// receiver that sends no data).
     synack_at: Option<Time>,
@@ -69,46 +87,35 @@ pub struct Receiver {
     /// `compressed_ack_rcv_nxt` and `dup_ack_counter`.
     comp_rcv_nxt: u32,
     dup_acks: u32,
-    /// ACK an in-order full-sized PSH segment at once (`tcp/push.rs`).
-    push_ack: bool,
 }
 
 impl Receiver {
-    pub fn new(flow: u32, echo: EcnEcho) -> Self {
+    pub fn new(flow: u32, echo: EcnEcho, opts: AckOptions) -> Self {
         Receiver {
             flow,
             echo,
+            opts,
             rcv_nxt: 0,
             ooo: Vec::new(),
             recent: Vec::new(),
-            unacked: 0,
             quick: 0,
             started: false,
             delack_at: None,
             ece: false,
             segs_received: 0,
             rcv_wup: 0,
-            sack_compress: true,
             synack_at: None,
             srtt: None,
             compressed: 0,
             comp_at: None,
             comp_rcv_nxt: 0,
             dup_acks: 0,
-            push_ack: false,
         }
     }
 
-    /// Turn SACK compression off (`[hosts] sack_compress = false`).
-    pub fn without_sack_compression(mut self) -> Self {
-        self.sack_compress = false;
-        self
-    }
-
-    /// ACK full-sized PSH segments at once (`[hosts] push`).
-    pub fn with_push_acks(mut self) -> Self {
-        self.push_ack = true;
-        self
+    /// In-order segments received and not yet ACKed (`rcv_nxt - rcv_wup`).
+    fn unacked(&self) -> u32 {
+        self.rcv_nxt - self.rcv_wup
     }
 
     /// The SYN arrived and the SYN-ACK leaves now.
@@ -160,7 +167,7 @@ impl Receiver {
             }
             EcnEcho::Accurate => {
                 if ce != self.ece {
-                    if self.unacked > 0 {
+                    if self.unacked() > 0 {
                         flip_ack = Some(self.make_ack());
                     }
                     self.ece = ce;
@@ -180,8 +187,7 @@ impl Receiver {
                     self.ooo.remove(0);
                 }
             }
-            self.unacked += 1;
-            if self.push_ack && pkt.has_flag(flags::PSH) {
+            if self.opts.push_acks && pkt.has_flag(flags::PSH) {
                 // `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED; the application
                 // drains the queue at once and `tcp_cleanup_rbuf` ACKs.
                 immediate = true;
@@ -192,7 +198,7 @@ impl Receiver {
                 // (`ICSK_ACK_NOW`), or the window moved by more than a
                 // segment; otherwise as out-of-order data.
                 immediate = self.ooo.is_empty()
-                    || self.rcv_nxt - self.rcv_wup >= 2
+                    || self.unacked() >= 2
                     || self.quick > 0
                     || !self.hold_sack(now);
             }
@@ -210,7 +216,7 @@ impl Receiver {
             // Old duplicate: ACK at once (Linux sends a D-SACK; not modelled).
             immediate = true;
         }
-        if immediate || self.unacked >= 2 || self.quick > 0 {
+        if immediate || self.unacked() >= 2 || self.quick > 0 {
             return [flip_ack, Some(self.make_ack())];
         }
         if self.delack_at.is_none() {
@@ -225,7 +231,7 @@ impl Receiver {
     /// wait for a timer of min(rtt/20, 1 ms), the rtt being the handshake's
     /// (a receiver that sends no data has no other srtt), up to 44 at a time.
     fn hold_sack(&mut self, now: Time) -> bool {
-        if !self.sack_compress || self.compressed >= COMP_SACK_NR {
+        if !self.opts.sack_compress || self.compressed >= COMP_SACK_NR {
             return false;
         }
         if self.comp_rcv_nxt != self.rcv_nxt {
@@ -271,7 +277,7 @@ impl Receiver {
         match self.delack_at {
             Some(t) if t <= now => {
                 self.delack_at = None;
-                (self.unacked > 0).then(|| self.make_ack())
+                (self.unacked() > 0).then(|| self.make_ack())
             }
             _ => None,
         }
@@ -302,7 +308,6 @@ impl Receiver {
     }
 
     fn make_ack(&mut self) -> Packet {
-        self.unacked = 0;
         self.delack_at = None;
         // `tcp_event_ack_sent`: any ACK sends what was held back.
         self.compressed = 0;
@@ -341,7 +346,7 @@ mod tests {
 
     #[test]
     fn acks_every_second_segment_after_quick_acks() {
-        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168, AckOptions::default());
         let mut acks = 0;
         for s in 0..16 {
             acks += r.on_data(Time(s as u64), &data(s))[1].is_some() as u32;
@@ -359,7 +364,7 @@ mod tests {
 
     #[test]
     fn odd_segment_waits_for_the_delayed_ack_timer() {
-        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168, AckOptions::default());
         r.quick = 0;
         r.started = true;
         assert!(r.on_data(Time(0), &data(0))[1].is_none());
@@ -371,7 +376,7 @@ mod tests {
 
     #[test]
     fn holes_produce_sack_blocks_most_recent_first() {
-        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168, AckOptions::default());
         r.on_data(Time(0), &data(0));
         let a = r.on_data(Time(1), &data(2))[1].unwrap();
         assert_eq!(a.seq, 1);
@@ -393,7 +398,7 @@ mod tests {
 
     #[test]
     fn accurate_echo_mirrors_ce_and_acks_at_each_flip() {
-        let mut r = Receiver::new(0, EcnEcho::Accurate);
+        let mut r = Receiver::new(0, EcnEcho::Accurate, AckOptions::default());
         r.quick = 0;
         r.started = true;
         let [a, b] = r.on_data(Time(0), &data(0));
@@ -416,7 +421,7 @@ mod tests {
 
     #[test]
     fn ce_is_echoed_until_cwr() {
-        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168, AckOptions::default());
         let mut p = data(0);
         p.ecn = Ecn::Ce;
         let a = r.on_data(Time(0), &p)[1].unwrap();
@@ -432,7 +437,11 @@ mod tests {
     /// A receiver past quick-ACK mode whose handshake took `rtt`, with
     /// segments 0..10 received and ACKed.
     fn steady(rtt: Dur) -> Receiver {
-        let mut r = Receiver::new(0, EcnEcho::Rfc3168);
+        steady_with(rtt, AckOptions::default())
+    }
+
+    fn steady_with(rtt: Dur, opts: AckOptions) -> Receiver {
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168, opts);
         r.on_syn(Time::ZERO);
         let t0 = Time::ZERO + rtt;
         for q in 0..10 {
@@ -525,7 +534,11 @@ mod tests {
 
     #[test]
     fn without_compression_every_out_of_order_segment_is_acked() {
-        let mut r = steady(Dur::from_ms(10)).without_sack_compression();
+        let opts = AckOptions {
+            sack_compress: false,
+            ..AckOptions::default()
+        };
+        let mut r = steady_with(Dur::from_ms(10), opts);
         let t = Time(50_000_000);
         for k in 0..10 {
             assert!(r.on_data(t, &data(11 + k))[1].is_some());
@@ -536,14 +549,18 @@ mod tests {
     fn a_full_sized_psh_segment_is_acked_at_once_when_asked_to() {
         let mut psh = data(10);
         psh.flags |= flags::PSH;
-        let mut r = steady(Dur::from_ms(10)).with_push_acks();
+        let mut r = steady(Dur::from_ms(10));
         let a = r.on_data(Time(50_000_000), &psh)[1].expect("ACKed alone");
         assert_eq!(a.seq, 11);
         // Without push ACKs a lone segment waits for a second one.
-        let mut r = steady(Dur::from_ms(10));
+        let opts = AckOptions {
+            push_acks: false,
+            ..AckOptions::default()
+        };
+        let mut r = steady_with(Dur::from_ms(10), opts);
         assert!(r.on_data(Time(50_000_000), &psh)[1].is_none());
         // Behind a hole the application cannot drain the queue: no ACK for PSH.
-        let mut r = steady(Dur::from_ms(10)).with_push_acks();
+        let mut r = steady(Dur::from_ms(10));
         for q in [12, 13, 14, 15] {
             let mut p = data(q);
             p.flags |= flags::PSH;

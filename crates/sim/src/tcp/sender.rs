@@ -846,11 +846,15 @@ impl Sender {
     /// Segments the application has written and TCP has not yet sent.
     fn new_data_ready(&self, now: Time) -> u32 {
         let written = self.segments_written(now);
-        let mut ready = written.saturating_sub(self.snd_nxt);
-        if let Some(w) = self.cfg.rwnd_segs {
-            ready = ready.min((self.snd_una + w).saturating_sub(self.snd_nxt));
-        }
-        ready
+        written.saturating_sub(self.snd_nxt).min(self.send_window())
+    }
+
+    /// New segments the receive window still allows (`tcp_wnd_end` -
+    /// `snd_nxt`); unlimited without `rwnd`.
+    fn send_window(&self) -> u32 {
+        self.cfg.rwnd_segs.map_or(u32::MAX, |w| {
+            (self.snd_una + w).saturating_sub(self.snd_nxt)
+        })
     }
 
     /// The earliest time the next packet may leave (EDT and fq maxrate).
@@ -908,7 +912,20 @@ impl Sender {
     /// next buffer in the write queue runs from `snd_nxt` to the next
     /// `size_goal` boundary or the end of what the application wrote.
     fn tso_should_defer(&self, now: Time, cwnd: u32, in_flight: u32, max_segs: u32) -> Defer {
+        // The tests that need no look at the write queue first: on the
+        // per-ACK path most bursts leave here.
         if !self.cfg.tso_defer || self.ca_state >= CaState::Recovery {
+            return Defer::Send;
+        }
+        // Only within 1 ms of the last transmission (`tcp_wstamp_ns`).
+        if now > self.wstamp + TSO_DEFER_WINDOW {
+            return Defer::Send;
+        }
+        let cong_win = cwnd - in_flight;
+        let send_win = self.send_window();
+        let limit = cong_win.min(send_win);
+        // A full-sized burst can go.
+        if limit >= max_segs {
             return Defer::Send;
         }
         let written = self.segments_written(now);
@@ -921,29 +938,13 @@ impl Sender {
         if skb_segs <= 1 {
             return Defer::Send;
         }
-        // Only within 1 ms of the last transmission (`tcp_wstamp_ns`).
-        if now > self.wstamp + TSO_DEFER_WINDOW {
-            return Defer::Send;
-        }
-        let cong_win = cwnd - in_flight;
-        let send_win = match self.cfg.rwnd_segs {
-            Some(w) => (self.snd_una + w).saturating_sub(self.snd_nxt),
-            None => u32::MAX,
-        };
-        let limit = cong_win.min(send_win);
-        // A full-sized burst can go.
-        if limit >= max_segs {
-            return Defer::Send;
-        }
         // A buffer in the middle of the queue gets no more data.
         if !is_tail && limit >= skb_segs {
             return Defer::Send;
         }
         // A third of the window is free (`tcp_tso_win_divisor`).
-        let mss = self.cfg.mss as u64;
-        let snd_wnd = self.cfg.rwnd_segs.map_or(u64::MAX, |w| w as u64 * mss);
-        let chunk = snd_wnd.min(cwnd as u64 * mss) / TSO_WIN_DIVISOR;
-        if limit as u64 * mss >= chunk {
+        let snd_wnd = self.cfg.rwnd_segs.unwrap_or(u32::MAX);
+        if limit as u64 * TSO_WIN_DIVISOR >= snd_wnd.min(cwnd) as u64 {
             return Defer::Send;
         }
         // The next ACK is the oldest outstanding segment's, one srtt after
@@ -1142,11 +1143,7 @@ impl Sender {
             let psh = self.push.take(q);
             self.sb.push(Seg {
                 tx_time: now,
-                flags: if psh {
-                    seg::SNAPSHOT | seg::PSH
-                } else {
-                    seg::SNAPSHOT
-                },
+                flags: seg::SNAPSHOT | if psh { seg::PSH } else { 0 },
                 tx,
             });
             self.snd_nxt += 1;

@@ -40,8 +40,10 @@ from typing import Any
 
 import pandas as pd
 
-from .scenario import ScenarioError
-from .sweep import column_name
+from .cost import MAX_POINTS
+from .results import numeric_columns
+from .scenario import ScenarioError, _clip
+from .sweep import column_name, iter_points, parse_sweep
 
 __all__ = [
     "Check",
@@ -189,8 +191,6 @@ def metrics(scope: str) -> list[str]:
     """What an expectation of ``scope`` can check: the numeric columns of the
     table it reads as the core writes them (``results.numeric_columns``),
     with what ``check_run`` adds (``share``; ``count`` of a group)."""
-    from .results import numeric_columns
-
     if scope == "run":
         return numeric_columns("summary")
     flows = numeric_columns("flows")
@@ -216,10 +216,6 @@ def check_expectations(
     ``shapes``: ``flow_shape`` of each sweep point when the caller has them
     (else they are built only if an index is beyond ``scn``'s own). Raises
     ``ScenarioError`` naming ``expect[i].<field>`` and what is allowed."""
-    from .cost import MAX_POINTS
-    from .scenario import _clip
-    from .sweep import iter_points, parse_sweep
-
     source = scn.source
     spec = parse_sweep(scn.sweep, source)
     most = flow_shape(scn.normalized)

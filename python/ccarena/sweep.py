@@ -46,6 +46,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cost import check, check_points, check_sweep_flows
 from .scenario import Override, Scenario, ScenarioError, apply_override, parse_key
 
 __all__ = [
@@ -246,8 +247,6 @@ def expand(scn: Scenario, spec: SweepSpec | None = None, *, yes: bool = False) -
 
 def iter_points(scn: Scenario, spec: SweepSpec | None = None, *, yes: bool = False) -> Iterator[Point]:
     """The points of ``expand`` one at a time (``validate`` keeps none)."""
-    from .cost import check, check_points, check_sweep_flows
-
     if spec is None:
         spec = parse_sweep(scn.sweep, scn.source)
     check_points(spec.size, scn.source, force=yes)

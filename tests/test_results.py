@@ -1,10 +1,14 @@
+import json
+import math
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pytest
 
-from ccarena.results import Results, tables_from_ipc
+from ccarena import Scenario, _core
+from ccarena.results import Results, conform, markdown, schemas, tables_from_ipc
+from ccarena.stats import jain
 from ccarena.store import write_run
 from test_store import META, _tables
 
@@ -43,3 +47,55 @@ def test_tables_from_ipc_reads_streams():
         w.write_table(t)
     got = tables_from_ipc({"samples": sink.getvalue().to_pybytes()})
     assert got["samples"].equals(t)
+
+
+def test_docs_list_every_column_of_the_schema():
+    # docs/results.md's tables are generated from the one definition; a
+    # column added, renamed or redefined without the docs fails here.
+    text = (Path(__file__).parent.parent / "docs" / "results.md").read_text(encoding="utf-8")
+    assert markdown() in text
+
+
+def test_simulated_tables_hold_the_schema_first():
+    # Two algorithms with different state columns: the fixed columns come
+    # first, in the schema's order and types, the algorithms' after them.
+    scn = Scenario.from_dict(
+        {
+            "duration": "300ms",
+            "bottleneck": {"rate": "20Mbps"},
+            "flows": [{"cc": "cubic", "rtt": "10ms"}, {"cc": "bbr1", "rtt": "20ms"}],
+        }
+    )
+    streams, _ = _core.run(json.dumps(scn.normalized))
+    tables = tables_from_ipc(streams)
+    assert list(tables) == list(schemas())
+    for name, schema in schemas().items():
+        got = tables[name].schema
+        first = [(got.field(k).name, got.field(k).type) for k in range(len(schema))]
+        assert first == [(f.name, f.type) for f in schema], name
+    assert {"bbr_mode", "cubic_wmax_pkts"} <= set(tables["samples"].column_names)
+    flows = tables["flows"].to_pandas()
+    assert tables["summary"].column("jain")[0].as_py() == jain(flows["goodput_mbps"])
+
+
+def test_conform_orders_types_and_refuses_a_missing_column():
+    names = schemas()["transitions"].names
+    frame = pd.DataFrame(
+        {"to": ["CONG_AVOID"], "extra": [1], "from": ["SLOW_START"], "flow": [0], "time_s": [1]}
+    )
+    t = conform("transitions", frame)
+    assert t.column_names == [*names, "extra"]
+    assert t.schema.field("time_s").type == pa.float64()
+    # An integer column without a value in some row stays integer, nullable.
+    q = pd.DataFrame({c: [1, None] if c == "drops" else [0, 0] for c in schemas()["queue"].names})
+    assert conform("queue", q).schema.field("drops").type == pa.int64()
+    assert conform("queue", q).column("drops").null_count == 1
+    with pytest.raises(ValueError, match=r"lacks the column.*from"):
+        conform("transitions", frame.drop(columns=["from"]))
+
+
+def test_jain_is_the_cores_and_leaves_out_flows_without_a_goodput():
+    assert jain([5.0, 5.0]) == pytest.approx(1.0)
+    assert jain([9.0, 0.0, 0.0]) == pytest.approx(1 / 3)
+    assert jain([5.0, float("nan"), 5.0]) == pytest.approx(1.0)
+    assert math.isnan(jain([])) and math.isnan(jain([0.0, 0.0]))

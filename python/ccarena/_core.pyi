@@ -35,3 +35,25 @@ def cc_names() -> list[str]:
 
 def qdisc_names() -> list[str]:
     """Every queue discipline accepted in ``bottleneck.qdisc``."""
+
+def capacity_bits(normalized_json: str, from_ns: int, to_ns: int) -> float:
+    """Bits the bottleneck can carry in ``[from_ns, to_ns)``: its rate
+    integrated over the rate schedule."""
+
+def run_capacity_bits(normalized_json: str) -> float:
+    """The run's capacity: the scheduled rate integrated over the run plus the
+    token bucket it starts with (every utilization's denominator)."""
+
+def cost(normalized_json: str) -> dict[str, float]:
+    """Upper bounds on the run's cost: "bottleneck_packets", "events",
+    "sample_rows", "queue_rows", "memory_bytes"."""
+
+def schema() -> list[tuple[str, str, list[tuple[str, str, str, str]]]]:
+    """The result tables' fixed columns, the one definition both backends
+    fill: ``[(table, row, [(column, type, unit, definition), ...]), ...]`` in
+    the order a run returns the tables; types are "int64", "float64",
+    "string"."""
+
+def jain(values: list[float]) -> float:
+    """Jain's fairness index (RFC 5166) over the finite values; NaN when none
+    is finite or all are zero."""

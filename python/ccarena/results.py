@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,10 @@ import pyarrow as pa
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
+from . import _core
 from .store import SCENARIO_FILE, TABLES
 
-__all__ = ["Results", "numeric_columns", "schemas", "tables_from_ipc"]
+__all__ = ["ColumnDef", "Results", "columns", "conform", "numeric_columns", "schemas", "tables_from_ipc"]
 
 
 def tables_from_ipc(streams: Mapping[str, bytes]) -> dict[str, pa.Table]:
@@ -23,17 +25,73 @@ def tables_from_ipc(streams: Mapping[str, bytes]) -> dict[str, pa.Table]:
     return {name: pa.ipc.open_stream(pa.py_buffer(data)).read_all() for name, data in streams.items()}
 
 
+_TYPES = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    """One column of a result table: its name, Arrow type name ("int64",
+    "float64", "string"), unit and definition."""
+
+    name: str
+    type: str
+    unit: str
+    doc: str
+
+
+@functools.cache
+def columns() -> dict[str, tuple[str, list[ColumnDef]]]:
+    """Each table's row (what one row is) and fixed columns, from the core:
+    the one definition (``crates/sim/src/metrics/schema.rs``) that both
+    backends fill and ``docs/results.md`` prints. The samples table has more
+    columns after these (each algorithm's state; the Linux backend adds
+    kernel fields)."""
+    return {t: (row, [ColumnDef(*c) for c in cols]) for t, row, cols in _core.schema()}
+
+
 @functools.cache
 def schemas() -> dict[str, pa.Schema]:
-    """Each table's columns and their types as the core writes them (the
-    one definition, in Rust): read from the tables of a one-millisecond run
-    (about a millisecond of work). The samples table has more columns for
-    some congestion controls."""
-    from . import _core
+    """Each table's fixed columns as an Arrow schema (see ``columns``)."""
+    return {t: pa.schema([(c.name, _TYPES[c.type]) for c in cols]) for t, (_, cols) in columns().items()}
 
-    tiny = {"duration": "1ms", "bottleneck": {"rate": "1Mbps"}, "flows": [{"cc": "reno", "rtt": "1ms"}]}
-    streams, _ = _core.run(_core.normalize(json.dumps(tiny)))
-    return {name: t.schema for name, t in tables_from_ipc(streams).items()}
+
+def conform(name: str, frame: pd.DataFrame) -> pa.Table:
+    """``frame`` as the ``name`` table: the schema's columns first, in its
+    order and types (integers nullable where a backend lacks the value),
+    then the frame's other columns. Raises ``ValueError`` naming a schema
+    column the frame lacks, so a backend cannot drift from the contract."""
+    defs = columns()[name][1]
+    missing = [c.name for c in defs if c.name not in frame.columns]
+    if missing:
+        raise ValueError(f"table {name} lacks the column(s) {', '.join(missing)} of the results schema")
+    arrays, names = [], []
+    for c in defs:
+        col = frame[c.name]
+        if c.type == "string":
+            col = col.fillna("").astype(str)
+        arrays.append(pa.array(col, type=_TYPES[c.type], from_pandas=True))
+        names.append(c.name)
+    fixed = set(names)
+    for k in frame.columns:
+        if k not in fixed:
+            arrays.append(pa.array(frame[k], from_pandas=True))
+            names.append(k)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def markdown() -> str:
+    """``docs/results.md``'s tables of columns, from the schema."""
+    lines = []
+    for t, (row, cols) in columns().items():
+        lines += [
+            f"### `{t}` (a row: {row})",
+            "",
+            "| column | type | unit | definition |",
+            "|---|---|---|---|",
+        ]
+        lines += [f"| `{c.name}` | {c.type} | {c.unit or '-'} | {c.doc} |" for c in cols]
+        lines.append("")
+    return "\n".join(lines)
 
 
 def numeric_columns(table: str) -> list[str]:

@@ -10,15 +10,16 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from . import _core
+
 __all__ = ["ecdf", "jain", "mean_ci", "qdelay_rttmin", "t_cdf", "t_quantile"]
 
 
 def jain(values: Iterable[float]) -> float:
-    """Jain's fairness index (RFC 5166), 0..1: (sum x)^2 / (n sum x^2)."""
-    x = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
-    if len(x) == 0 or not np.any(x):
-        return float("nan")
-    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+    """Jain's fairness index (RFC 5166), 1/n..1: (sum x)^2 / (n sum x^2) over
+    the finite values; NaN when none is finite or all are zero. The core's
+    definition (``_core.jain``), the one the simulator's summary uses."""
+    return _core.jain([float(v) for v in values])
 
 
 def _betacf(a: float, b: float, x: float) -> float:

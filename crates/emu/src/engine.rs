@@ -6,6 +6,7 @@ use crate::frame::{self, TcpFrame};
 use crate::pipeline::{Pipeline, Release};
 use crate::sys::{self, PacketSocket};
 use ccarena_sim::metrics::hist::Histogram;
+use ccarena_sim::metrics::schema::QUEUE;
 use ccarena_sim::packet::Packet;
 use ccarena_sim::scenario::{BottleneckSpec, Scenario};
 use ccarena_sim::units::Time;
@@ -126,7 +127,6 @@ struct Sampler {
     end: u64,
     queue: BufWriter<File>,
     flowq: BufWriter<File>,
-    last_wire_bytes: u64,
     /// For the capacity of each interval under a rate schedule.
     bottleneck: BottleneckSpec,
 }
@@ -134,10 +134,7 @@ struct Sampler {
 impl Sampler {
     fn new(cfg: &Config) -> io::Result<Sampler> {
         let mut queue = BufWriter::new(File::create(cfg.out_dir.join("queue.csv"))?);
-        writeln!(
-            queue,
-            "time_s,backlog_bytes,backlog_pkts,sojourn_mean_ms,sojourn_max_ms,drops,drops_overflow,drops_aqm,marks,wire_utilization"
-        )?;
+        writeln!(queue, "{}", QUEUE.csv_header())?;
         queue.flush()?;
         let mut flowq = BufWriter::new(File::create(cfg.out_dir.join("flow_queue.csv"))?);
         writeln!(
@@ -151,7 +148,6 @@ impl Sampler {
             end: cfg.scenario.duration_ns,
             queue,
             flowq,
-            last_wire_bytes: 0,
             bottleneck: cfg.scenario.bottleneck.clone(),
         })
     }
@@ -162,29 +158,11 @@ impl Sampler {
 
     fn sample(&mut self, p: &mut Pipeline) -> io::Result<()> {
         let t = self.next as f64 / 1e9;
-        let bn = &mut p.bn;
-        let (sum, max, n) = std::mem::take(&mut bn.interval_sojourn);
-        let (mean, mx) = if n == 0 {
-            (f64::NAN, f64::NAN)
-        } else {
-            (sum as f64 / n as f64 / 1e6, max as f64 / 1e6)
-        };
-        let sent = bn.wire_bytes_out - self.last_wire_bytes;
-        self.last_wire_bytes = bn.wire_bytes_out;
-        let util = sent as f64 * 8.0
-            / self
-                .bottleneck
-                .capacity_bits(self.next.saturating_sub(self.interval), self.next);
-        let (of, aqm, marks) = bn.flows.iter().fold((0, 0, 0), |(a, b, c), f| {
-            (a + f.drops_overflow, b + f.drops_aqm, c + f.marks)
-        });
-        writeln!(
-            self.queue,
-            "{t},{},{},{mean},{mx},{},{of},{aqm},{marks},{util}",
-            bn.backlog_bytes(),
-            bn.backlog_packets(),
-            bn.drops
-        )?;
+        let capacity = self
+            .bottleneck
+            .capacity_bits(self.next.saturating_sub(self.interval), self.next);
+        let row = p.bn.interval_row(t, capacity);
+        writeln!(self.queue, "{}", row.csv_line())?;
         let bn = &p.bn;
         for (i, f) in bn.flows.iter().enumerate() {
             let (rand, acks) = p.random_losses(i);

@@ -7,6 +7,8 @@
 pub mod arrow;
 
 use ccarena_sim::cc::CcConfig;
+use ccarena_sim::metrics::collect;
+use ccarena_sim::metrics::schema::TABLES;
 use ccarena_sim::qdisc::QdiscConfig;
 use ccarena_sim::scenario::{self, Scenario};
 use ccarena_sim::world;
@@ -133,6 +135,37 @@ fn qdisc_names() -> Vec<&'static str> {
     QdiscConfig::NAMES.to_vec()
 }
 
+/// (column, type, unit, definition).
+type ColumnSchema = (&'static str, &'static str, &'static str, &'static str);
+/// (table, what a row is, its columns).
+type TableSchema = (&'static str, &'static str, Vec<ColumnSchema>);
+
+/// The result tables' fixed columns (`metrics::schema`, the one
+/// definition both backends fill): a list of (table, row, [(column, type,
+/// unit, definition), ...]) in the order a run returns the tables; types are
+/// "int64", "float64" or "string".
+#[pyfunction]
+fn schema() -> Vec<TableSchema> {
+    TABLES
+        .iter()
+        .map(|t| {
+            let cols = t
+                .columns
+                .iter()
+                .map(|c| (c.name, c.ty.name(), c.unit, c.doc))
+                .collect();
+            (t.name, t.row, cols)
+        })
+        .collect()
+}
+
+/// Jain's fairness index (RFC 5166) over the finite values; NaN when none
+/// is finite or all are zero (`metrics::collect::jain`, the one definition).
+#[pyfunction]
+fn jain(values: Vec<f64>) -> f64 {
+    collect::jain(&values)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -144,5 +177,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(jain, m)?)?;
     Ok(())
 }

@@ -11,6 +11,10 @@
 use crate::app::{App, Chunks};
 use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
+use crate::metrics::schema::{
+    FlowCols, FlowRow, QueueCols, SampleCols, SampleRow, SummaryCols, SummaryRow, TransitionCols,
+    TransitionRow,
+};
 use crate::metrics::table::Table;
 use crate::net::bottleneck::Bottleneck;
 use crate::net::host::{HostLatency, HostNoise};
@@ -86,36 +90,6 @@ struct FlowRt {
     successor: Option<(u32, Dur)>,
 }
 
-struct SampleCols {
-    time: Vec<f64>,
-    flow: Vec<i64>,
-    group: Vec<i64>,
-    goodput: Vec<f64>,
-    delivered: Vec<i64>,
-    cwnd: Vec<f64>,
-    inflight: Vec<f64>,
-    srtt: Vec<f64>,
-    min_rtt: Vec<f64>,
-    pacing: Vec<f64>,
-    delivery: Vec<f64>,
-    retrans: Vec<i64>,
-    backlog: Vec<i64>,
-    cc: DynColumns,
-}
-
-struct QueueCols {
-    time: Vec<f64>,
-    bytes: Vec<i64>,
-    pkts: Vec<i64>,
-    soj_mean: Vec<f64>,
-    soj_max: Vec<f64>,
-    drops: Vec<i64>,
-    drops_overflow: Vec<i64>,
-    drops_aqm: Vec<i64>,
-    marks: Vec<i64>,
-    wire_util: Vec<f64>,
-}
-
 pub struct World<'a> {
     sc: &'a Scenario,
     q: EventQueue<Ev>,
@@ -124,9 +98,9 @@ pub struct World<'a> {
     out: Vec<Packet>,
     end: Time,
     samples: SampleCols,
+    /// Each sample row's algorithm state columns (beside `samples`).
+    cc_state: DynColumns,
     queue: QueueCols,
-    /// Bottleneck wire bytes sent up to the previous sample.
-    last_wire_bytes: u64,
 }
 
 fn ms(d: Option<Dur>) -> f64 {
@@ -232,35 +206,9 @@ impl<'a> World<'a> {
             bn,
             out: Vec::with_capacity(64),
             end: Time(sc.duration_ns),
-            samples: SampleCols {
-                time: vec![],
-                flow: vec![],
-                group: vec![],
-                goodput: vec![],
-                delivered: vec![],
-                cwnd: vec![],
-                inflight: vec![],
-                srtt: vec![],
-                min_rtt: vec![],
-                pacing: vec![],
-                delivery: vec![],
-                retrans: vec![],
-                backlog: vec![],
-                cc: DynColumns::default(),
-            },
-            queue: QueueCols {
-                time: vec![],
-                bytes: vec![],
-                pkts: vec![],
-                soj_mean: vec![],
-                soj_max: vec![],
-                drops: vec![],
-                drops_overflow: vec![],
-                drops_aqm: vec![],
-                marks: vec![],
-                wire_util: vec![],
-            },
-            last_wire_bytes: 0,
+            samples: SampleCols::default(),
+            cc_state: DynColumns::default(),
+            queue: QueueCols::default(),
         }
     }
 
@@ -487,7 +435,6 @@ impl<'a> World<'a> {
 
     fn sample(&mut self, now: Time) {
         let interval = Dur(self.sc.sample_interval_ns).secs_f64();
-        let s = &mut self.samples;
         let since = now - Dur(self.sc.sample_interval_ns);
         for (i, f) in self.flows.iter_mut().enumerate() {
             // Only flows active during the interval have a row.
@@ -496,96 +443,45 @@ impl<'a> World<'a> {
             }
             let bytes = f.app.bytes_in(f.receiver.rcv_nxt(), f.mss);
             let snap = f.sender.sample();
-            s.time.push(now.secs_f64());
-            s.flow.push(i as i64);
-            s.group.push(self.sc.flows[i].group as i64);
-            s.goodput
-                .push((bytes - f.last_bytes) as f64 * 8.0 / interval / 1e6);
-            s.delivered.push(bytes as i64);
-            s.cwnd.push(snap.cwnd as f64);
-            s.inflight.push(snap.in_flight as f64);
-            s.srtt.push(ms(snap.srtt));
-            s.min_rtt.push(ms(snap.min_rtt));
-            s.pacing.push(if snap.pacing_rate.is_inf() {
-                f64::NAN
-            } else {
-                snap.pacing_rate.mbps_f64()
+            self.samples.push(SampleRow {
+                time_s: now.secs_f64(),
+                flow: i as i64,
+                group: self.sc.flows[i].group as i64,
+                goodput_mbps: (bytes - f.last_bytes) as f64 * 8.0 / interval / 1e6,
+                delivered_bytes: bytes as i64,
+                cwnd_pkts: snap.cwnd as f64,
+                inflight_pkts: snap.in_flight as f64,
+                srtt_ms: ms(snap.srtt),
+                min_rtt_ms: ms(snap.min_rtt),
+                pacing_rate_mbps: if snap.pacing_rate.is_inf() {
+                    f64::NAN
+                } else {
+                    snap.pacing_rate.mbps_f64()
+                },
+                delivery_rate_mbps: snap.delivery_rate.mbps_f64(),
+                retrans_segs: snap.segs_retrans as i64,
+                queue_backlog_bytes: self.bn.flows[i].backlog_bytes as i64,
             });
-            s.delivery.push(snap.delivery_rate.mbps_f64());
-            s.retrans.push(snap.segs_retrans as i64);
-            s.backlog.push(self.bn.flows[i].backlog_bytes as i64);
             let cc = f.sender.cc();
-            s.cc.push_row(|st| {
+            self.cc_state.push_row(|st| {
                 if let Some(cc) = cc {
                     cc.write_state(st);
                 }
             });
             f.last_bytes = bytes;
         }
-        let (sum, max, n) = std::mem::take(&mut self.bn.interval_sojourn);
-        let q = &mut self.queue;
-        q.time.push(now.secs_f64());
-        q.bytes.push(self.bn.backlog_bytes() as i64);
-        q.pkts.push(self.bn.backlog_packets() as i64);
-        q.soj_mean.push(if n == 0 {
-            f64::NAN
-        } else {
-            sum as f64 / n as f64 / 1e6
-        });
-        q.soj_max
-            .push(if n == 0 { f64::NAN } else { max as f64 / 1e6 });
-        q.drops.push(self.bn.drops as i64);
-        let (mut of, mut aqm, mut marks) = (0, 0, 0);
-        for fq in &self.bn.flows {
-            of += fq.drops_overflow;
-            aqm += fq.drops_aqm;
-            marks += fq.marks;
-        }
-        q.drops_overflow.push(of as i64);
-        q.drops_aqm.push(aqm as i64);
-        q.marks.push(marks as i64);
-        let sent = self.bn.wire_bytes_out - self.last_wire_bytes;
-        self.last_wire_bytes = self.bn.wire_bytes_out;
-        q.wire_util
-            .push(sent as f64 * 8.0 / self.sc.bottleneck.capacity_bits(since.0, now.0));
+        let capacity = self.sc.bottleneck.capacity_bits(since.0, now.0);
+        self.queue
+            .push(self.bn.interval_row(now.secs_f64(), capacity));
     }
 
     fn finish(self) -> Vec<Table> {
         let sc = self.sc;
         let end = self.end;
-        let rate = Rate(sc.bottleneck.rate_bps);
-        let mut flows = Table::new("flows");
-        let n = self.flows.len();
-        let mut c_flow = Vec::with_capacity(n);
-        let mut c_group = Vec::with_capacity(n);
-        let mut c_label = Vec::with_capacity(n);
-        let mut c_cc = Vec::with_capacity(n);
-        let mut c_rtt = Vec::with_capacity(n);
-        let mut c_start = Vec::with_capacity(n);
-        let mut c_end = Vec::with_capacity(n);
-        let mut c_size = Vec::with_capacity(n);
-        let mut c_bytes = Vec::with_capacity(n);
-        let mut c_acked = Vec::with_capacity(n);
-        let mut c_goodput = Vec::with_capacity(n);
-        let mut c_sent = Vec::with_capacity(n);
-        let mut c_retx = Vec::with_capacity(n);
-        let mut c_retx_rate = Vec::with_capacity(n);
-        let mut c_srtt = Vec::with_capacity(n);
-        let mut c_min_rtt = Vec::with_capacity(n);
-        let mut c_fct = Vec::with_capacity(n);
-        let mut c_drops = Vec::with_capacity(n);
-        let mut c_marks = Vec::with_capacity(n);
-        let mut c_rtos = Vec::with_capacity(n);
-        let mut c_in_net = Vec::with_capacity(n);
-        let mut c_received = Vec::with_capacity(n);
-        let mut c_host = Vec::with_capacity(n);
-        let mut c_drop_of = Vec::with_capacity(n);
-        let mut c_drop_aqm = Vec::with_capacity(n);
-        let mut c_drop_rand = Vec::with_capacity(n);
-        let mut c_ack_lost = Vec::with_capacity(n);
+        let mut flows = FlowCols::with_capacity(self.flows.len());
         let (mut total_bytes, mut total_sent, mut total_retx) = (0u64, 0u64, 0u64);
         let (mut srtt_sum, mut srtt_n) = (0.0, 0u64);
-        let mut goodputs = Vec::with_capacity(n);
+        let mut goodputs = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             if !f.started {
                 continue; // a successive flow whose turn never came
@@ -605,41 +501,43 @@ impl<'a> World<'a> {
             let q = &self.bn.flows[i];
             // Data packets still travelling: on the forward path or in the bottleneck.
             let on_path = f.fwd.iter().filter(|p| p.kind == Kind::Data).count() as u64;
-            c_flow.push(i as i64);
-            c_group.push(spec.group as i64);
-            c_label.push(spec.label.clone());
-            c_cc.push(spec.cc.clone());
-            c_rtt.push(spec.rtt_ns as f64 / 1e6);
-            c_start.push(f.start.secs_f64());
-            c_end.push(fin.secs_f64());
-            c_size.push(spec.size_bytes.map_or(-1, |b| b as i64));
-            c_bytes.push(bytes as i64);
-            c_acked.push(snap.bytes_acked as i64);
-            c_goodput.push(goodput);
-            c_sent.push(st.segs_sent as i64);
-            c_retx.push(st.segs_retrans as i64);
-            c_retx_rate.push(if st.segs_sent > 0 {
-                st.segs_retrans as f64 / st.segs_sent as f64
-            } else {
-                0.0
+            flows.push(FlowRow {
+                flow: i as i64,
+                group: spec.group as i64,
+                label: spec.label.clone(),
+                cc: spec.cc.clone(),
+                rtt_ms: spec.rtt_ns as f64 / 1e6,
+                start_s: f.start.secs_f64(),
+                end_s: fin.secs_f64(),
+                size_bytes: spec.size_bytes.map_or(-1, |b| b as i64),
+                bytes: bytes as i64,
+                bytes_acked: snap.bytes_acked as i64,
+                goodput_mbps: goodput,
+                segs_sent: st.segs_sent as i64,
+                segs_retrans: st.segs_retrans as i64,
+                retrans_rate: if st.segs_sent > 0 {
+                    st.segs_retrans as f64 / st.segs_sent as f64
+                } else {
+                    0.0
+                },
+                srtt_mean_ms: if st.srtt_n > 0 {
+                    st.srtt_sum_us / st.srtt_n as f64 / 1e3
+                } else {
+                    f64::NAN
+                },
+                min_rtt_ms: ms(snap.min_rtt),
+                fct_s: done.map_or(f64::NAN, |t| t.since(f.start).secs_f64()),
+                drops: (q.drops_overflow + q.drops_aqm + f.fwd.lost) as i64,
+                drops_overflow: q.drops_overflow as i64,
+                drops_aqm: q.drops_aqm as i64,
+                drops_random: f.fwd.lost as i64,
+                acks_lost: f.rev.lost as i64,
+                marks: q.marks as i64,
+                rto_count: st.rto_count as i64,
+                segs_in_network: (on_path + q.backlog_data_pkts) as i64,
+                segs_received: f.data_received as i64,
+                host: spec.host as i64,
             });
-            c_srtt.push(if st.srtt_n > 0 {
-                st.srtt_sum_us / st.srtt_n as f64 / 1e3
-            } else {
-                f64::NAN
-            });
-            c_min_rtt.push(ms(snap.min_rtt));
-            c_fct.push(done.map_or(f64::NAN, |t| t.since(f.start).secs_f64()));
-            c_drops.push((q.drops_overflow + q.drops_aqm + f.fwd.lost) as i64);
-            c_drop_of.push(q.drops_overflow as i64);
-            c_drop_aqm.push(q.drops_aqm as i64);
-            c_drop_rand.push(f.fwd.lost as i64);
-            c_ack_lost.push(f.rev.lost as i64);
-            c_marks.push(q.marks as i64);
-            c_rtos.push(st.rto_count as i64);
-            c_in_net.push((on_path + q.backlog_data_pkts) as i64);
-            c_received.push(f.data_received as i64);
-            c_host.push(spec.host as i64);
             total_bytes += bytes;
             total_sent += st.segs_sent;
             total_retx += st.segs_retrans;
@@ -647,121 +545,59 @@ impl<'a> World<'a> {
             srtt_n += st.srtt_n;
             goodputs.push(goodput);
         }
-        flows.i64("flow", c_flow);
-        flows.i64("group", c_group);
-        flows.str("label", c_label);
-        flows.str("cc", c_cc);
-        flows.f64("rtt_ms", c_rtt);
-        flows.f64("start_s", c_start);
-        flows.f64("end_s", c_end);
-        flows.i64("size_bytes", c_size);
-        flows.i64("bytes", c_bytes);
-        flows.i64("bytes_acked", c_acked);
-        flows.f64("goodput_mbps", c_goodput);
-        flows.i64("segs_sent", c_sent);
-        flows.i64("segs_retrans", c_retx);
-        flows.f64("retrans_rate", c_retx_rate);
-        flows.f64("srtt_mean_ms", c_srtt);
-        flows.f64("min_rtt_ms", c_min_rtt);
-        flows.f64("fct_s", c_fct);
-        flows.i64("drops", c_drops);
-        flows.i64("drops_overflow", c_drop_of);
-        flows.i64("drops_aqm", c_drop_aqm);
-        flows.i64("drops_random", c_drop_rand);
-        flows.i64("acks_lost", c_ack_lost);
-        flows.i64("marks", c_marks);
-        flows.i64("rto_count", c_rtos);
-        flows.i64("segs_in_network", c_in_net);
-        flows.i64("segs_received", c_received);
-        flows.i64("host", c_host);
 
-        let dur = end.secs_f64();
         let capacity_bits = sc.run_capacity_bits();
-        let mut summary = Table::new("summary");
-        summary.f64("duration_s", vec![dur]);
-        summary.f64("rate_mbps", vec![rate.mbps_f64()]);
-        summary.i64("flows", vec![goodputs.len() as i64]);
-        summary.f64(
-            "utilization",
-            vec![total_bytes as f64 * 8.0 / capacity_bits],
-        );
-        summary.f64(
-            "wire_utilization",
-            vec![self.bn.wire_bytes_out as f64 * 8.0 / capacity_bits],
-        );
-        summary.f64("jain", vec![jain(&goodputs)]);
-        summary.f64(
-            "retrans_rate",
-            vec![if total_sent > 0 {
+        let h = &self.bn.sojourn;
+        let mut summary = SummaryCols::with_capacity(1);
+        summary.push(SummaryRow {
+            duration_s: end.secs_f64(),
+            rate_mbps: Rate(sc.bottleneck.rate_bps).mbps_f64(),
+            flows: goodputs.len() as i64,
+            utilization: total_bytes as f64 * 8.0 / capacity_bits,
+            wire_utilization: self.bn.wire_bytes_out as f64 * 8.0 / capacity_bits,
+            jain: jain(&goodputs),
+            retrans_rate: if total_sent > 0 {
                 total_retx as f64 / total_sent as f64
             } else {
                 0.0
-            }],
-        );
-        summary.f64(
-            "mean_rtt_ms",
-            vec![if srtt_n > 0 {
+            },
+            mean_rtt_ms: if srtt_n > 0 {
                 srtt_sum / srtt_n as f64 / 1e3
             } else {
                 f64::NAN
-            }],
-        );
-        let h = &self.bn.sojourn;
-        summary.f64("qdelay_mean_ms", vec![h.mean() / 1e6]);
-        summary.f64("qdelay_p50_ms", vec![h.quantile(0.50) / 1e6]);
-        summary.f64("qdelay_p95_ms", vec![h.quantile(0.95) / 1e6]);
-        summary.f64("qdelay_p99_ms", vec![h.quantile(0.99) / 1e6]);
-        summary.i64("drops", vec![self.bn.drops as i64]);
-        summary.i64("bottleneck_pkts", vec![self.bn.departures as i64]);
-        summary.i64("max_backlog_bytes", vec![self.bn.max_backlog.0 as i64]);
-        summary.i64("max_backlog_pkts", vec![self.bn.max_backlog.1 as i64]);
+            },
+            qdelay_mean_ms: h.mean() / 1e6,
+            qdelay_p50_ms: h.quantile(0.50) / 1e6,
+            qdelay_p95_ms: h.quantile(0.95) / 1e6,
+            qdelay_p99_ms: h.quantile(0.99) / 1e6,
+            drops: self.bn.drops as i64,
+            bottleneck_pkts: self.bn.departures as i64,
+            max_backlog_bytes: self.bn.max_backlog.0 as i64,
+            max_backlog_pkts: self.bn.max_backlog.1 as i64,
+        });
 
-        let s = self.samples;
-        let mut samples = Table::new("samples");
-        samples.f64("time_s", s.time);
-        samples.i64("flow", s.flow);
-        samples.i64("group", s.group);
-        samples.f64("goodput_mbps", s.goodput);
-        samples.i64("delivered_bytes", s.delivered);
-        samples.f64("cwnd_pkts", s.cwnd);
-        samples.f64("inflight_pkts", s.inflight);
-        samples.f64("srtt_ms", s.srtt);
-        samples.f64("min_rtt_ms", s.min_rtt);
-        samples.f64("pacing_rate_mbps", s.pacing);
-        samples.f64("delivery_rate_mbps", s.delivery);
-        samples.i64("retrans_segs", s.retrans);
-        samples.i64("queue_backlog_bytes", s.backlog);
-        s.cc.append_to(&mut samples);
+        let mut samples = self.samples.into_table();
+        self.cc_state.append_to(&mut samples);
 
-        let q = self.queue;
-        let mut queue = Table::new("queue");
-        queue.f64("time_s", q.time);
-        queue.i64("backlog_bytes", q.bytes);
-        queue.i64("backlog_pkts", q.pkts);
-        queue.f64("sojourn_mean_ms", q.soj_mean);
-        queue.f64("sojourn_max_ms", q.soj_max);
-        queue.i64("drops", q.drops);
-        queue.i64("drops_overflow", q.drops_overflow);
-        queue.i64("drops_aqm", q.drops_aqm);
-        queue.i64("marks", q.marks);
-        queue.f64("wire_utilization", q.wire_util);
-
-        let mut transitions = Table::new("transitions");
-        let (mut t_time, mut t_flow, mut t_from, mut t_to) = (vec![], vec![], vec![], vec![]);
+        let mut transitions = TransitionCols::default();
         for (i, f) in self.flows.iter().enumerate() {
             for &(t, from, to) in &f.sender.transitions {
-                t_time.push(t.secs_f64());
-                t_flow.push(i as i64);
-                t_from.push(from.to_string());
-                t_to.push(to.to_string());
+                transitions.push(TransitionRow {
+                    time_s: t.secs_f64(),
+                    flow: i as i64,
+                    from: from.to_string(),
+                    to: to.to_string(),
+                });
             }
         }
-        transitions.f64("time_s", t_time);
-        transitions.i64("flow", t_flow);
-        transitions.str("from", t_from);
-        transitions.str("to", t_to);
 
-        vec![summary, flows, samples, queue, transitions]
+        vec![
+            summary.into_table(),
+            flows.into_table(),
+            samples,
+            self.queue.into_table(),
+            transitions.into_table(),
+        ]
     }
 }
 

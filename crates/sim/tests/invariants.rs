@@ -11,7 +11,8 @@
 //!   packet waiting for tokens beside it);
 //! - per-flow conservation: data segments sent = received + dropped + in
 //!   the network;
-//! - determinism: the same scenario and seed give the same bits.
+//! - determinism: the same scenario and seed give the same bits;
+//! - every table holds the columns `metrics::schema` defines, in order.
 //!
 //! `CCARENA_INVARIANT_CASES` sets the number of scenarios (default 150;
 //! 1,000 take about 6 s in release) and `CCARENA_INVARIANT_SEED` the
@@ -19,6 +20,7 @@
 
 mod common;
 use ccarena_sim::cc::CcConfig;
+use ccarena_sim::metrics::schema::TABLES;
 use ccarena_sim::qdisc::Limit;
 use ccarena_sim::rng::Rng;
 use ccarena_sim::scenario::normalize_json;
@@ -101,6 +103,10 @@ fn check(j: &Value) {
         .unwrap_or_else(|e| panic!("generated an invalid scenario: {e}\n{text}"));
     let r = run(&sc);
     let ctx = |what: &str| format!("{what}\nscenario: {text}");
+    assert_eq!(r.tables.len(), TABLES.len());
+    for (t, def) in r.tables.iter().zip(TABLES) {
+        def.check(t).unwrap_or_else(|e| panic!("{}", ctx(&e)));
+    }
 
     let f = r.table("flows");
     let delivered_any = f.i64s("bytes").iter().any(|&b| b > 0);

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from ..results import conform, schemas
 from ..stats import jain
 from .tcpinfo import bbr_mode, ca_state_name
 
@@ -221,13 +222,12 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 transitions.append({"time_s": t, "flow": i, "from": last_phase[i], "to": ph})
                 last_phase[i] = ph
         rows.append(row)
-    samples = pd.DataFrame(rows)
+    samples = pd.DataFrame(rows, columns=None if rows else list(schemas()["samples"].names))
     for col in ("bbr_mode", "bbr_phase"):
         if col in samples:
             samples[col] = samples[col].fillna("")
-    for col in ("retrans_segs", "queue_backlog_bytes", "bytes_acked", "delivered_bytes"):
-        if col in samples:
-            samples[col] = samples[col].astype("Int64")
+    if "bytes_acked" in samples:
+        samples["bytes_acked"] = samples["bytes_acked"].astype("Int64")
 
     # ---- flows
     frows = []
@@ -288,10 +288,6 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
         goodputs.append(goodput)
         all_srtt += srtts[i]
     flows = pd.DataFrame(frows)
-    for col in ("bytes_acked", "segs_sent", "segs_retrans", "drops", "drops_overflow", "drops_aqm",
-                "drops_random", "acks_lost", "marks", "rto_count", "segs_in_network",
-                "segs_received"):  # fmt: skip
-        flows[col] = flows[col].astype("Int64")
 
     # ---- queue
     queue = pd.read_csv(io.StringIO(raw["queue_csv"]))
@@ -325,11 +321,10 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
             }
         ]
     )
-    trans = pd.DataFrame(transitions, columns=["time_s", "flow", "from", "to"])
-    trans["flow"] = trans["flow"].astype("int64")
-    trans["time_s"] = trans["time_s"].astype("float64")
+    trans = pd.DataFrame(transitions, columns=list(schemas()["transitions"].names))
+    # Every table through the results schema: its columns, in its order and types.
     return {
-        name: pa.Table.from_pandas(df, preserve_index=False)
+        name: conform(name, df)
         for name, df in (
             ("summary", summary),
             ("flows", flows),

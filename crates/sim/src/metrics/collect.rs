@@ -65,11 +65,17 @@ impl DynColumns {
     }
 }
 
-/// Jain's fairness index (RFC 5166): (sum x)^2 / (n sum x^2), in 0..=1.
+/// Jain's fairness index (RFC 5166): (sum x)^2 / (n sum x^2), in 1/n..=1,
+/// over the finite values (a flow without a goodput is left out); NaN when
+/// none is finite or all are zero. The one definition: the Linux backend's
+/// tables and the Python statistics call it through `_core.jain`.
 pub fn jain(xs: &[f64]) -> f64 {
-    let n = xs.len() as f64;
-    let s: f64 = xs.iter().sum();
-    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    let (mut n, mut s, mut s2) = (0.0, 0.0, 0.0);
+    for &x in xs.iter().filter(|x| x.is_finite()) {
+        n += 1.0;
+        s += x;
+        s2 += x * x;
+    }
     if n == 0.0 || s2 == 0.0 {
         return f64::NAN;
     }
@@ -84,6 +90,9 @@ mod tests {
     fn jain_is_one_for_equal_shares_and_1_over_n_for_one_hog() {
         assert!((jain(&[5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
         assert!((jain(&[9.0, 0.0, 0.0]) - 1.0 / 3.0).abs() < 1e-12);
+        // Values without a goodput are left out; none at all gives NaN.
+        assert!((jain(&[5.0, f64::NAN, 5.0]) - 1.0).abs() < 1e-12);
+        assert!(jain(&[f64::NAN]).is_nan() && jain(&[0.0, 0.0]).is_nan() && jain(&[]).is_nan());
     }
 
     #[test]

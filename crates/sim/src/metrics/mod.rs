@@ -2,4 +2,5 @@
 
 pub mod collect;
 pub mod hist;
+pub mod schema;
 pub mod table;

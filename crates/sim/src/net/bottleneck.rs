@@ -7,6 +7,7 @@
 //! it is reported as part of the backlog.
 
 use crate::metrics::hist::Histogram;
+use crate::metrics::schema::QueueRow;
 use crate::packet::Packet;
 use crate::qdisc::{AnyQdisc, DropCause, Qdisc, QdiscCtx, QdiscEvent};
 use crate::rng::Rng;
@@ -49,7 +50,9 @@ pub struct Bottleneck {
     /// Sojourn times of departed packets, ns.
     pub sojourn: Histogram,
     /// Sojourn of packets departed since the last sample: sum, max, count.
-    pub interval_sojourn: (u64, u64, u64),
+    interval_sojourn: (u64, u64, u64),
+    /// `wire_bytes_out` at the last sample.
+    wire_bytes_sampled: u64,
     /// Largest backlog seen, bytes and packets (for the queue-limit invariant).
     pub max_backlog: (u64, u32),
     /// When set, dropped packets are kept in `dropped` for the caller (the
@@ -77,6 +80,7 @@ impl Bottleneck {
             drops: 0,
             sojourn: Histogram::default(),
             interval_sojourn: (0, 0, 0),
+            wire_bytes_sampled: 0,
             max_backlog: (0, 0),
             keep_dropped: false,
             dropped: Vec::new(),
@@ -112,6 +116,38 @@ impl Bottleneck {
 
     pub fn backlog_packets(&self) -> u32 {
         self.qdisc.backlog_packets() + self.held.is_some() as u32
+    }
+
+    /// The queue table's row for the interval ending now (`time_s`), whose
+    /// capacity is `capacity_bits` (the scheduled rate integrated over the
+    /// interval), and a new interval begun. Both backends sample through
+    /// this, so their queue tables mean the same.
+    pub fn interval_row(&mut self, time_s: f64, capacity_bits: f64) -> QueueRow {
+        let (sum, max, n) = std::mem::take(&mut self.interval_sojourn);
+        let sent = self.wire_bytes_out - self.wire_bytes_sampled;
+        self.wire_bytes_sampled = self.wire_bytes_out;
+        let (mut drops_overflow, mut drops_aqm, mut marks) = (0, 0, 0);
+        for f in &self.flows {
+            drops_overflow += f.drops_overflow;
+            drops_aqm += f.drops_aqm;
+            marks += f.marks;
+        }
+        QueueRow {
+            time_s,
+            backlog_bytes: self.backlog_bytes() as i64,
+            backlog_pkts: self.backlog_packets() as i64,
+            sojourn_mean_ms: if n == 0 {
+                f64::NAN
+            } else {
+                sum as f64 / n as f64 / 1e6
+            },
+            sojourn_max_ms: if n == 0 { f64::NAN } else { max as f64 / 1e6 },
+            drops: self.drops as i64,
+            drops_overflow: drops_overflow as i64,
+            drops_aqm: drops_aqm as i64,
+            marks: marks as i64,
+            wire_utilization: sent as f64 * 8.0 / capacity_bits,
+        }
     }
 
     fn drain_events(&mut self) {

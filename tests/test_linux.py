@@ -392,3 +392,26 @@ def test_utilization_under_a_rate_schedule_is_over_the_integrated_capacity(tmp_p
     assert float(s["utilization"]) < float(s["wire_utilization"]) <= 1.02, s
     # Per interval too, within a frame or two of quantization.
     assert (res.queue["wire_utilization"] <= 1.1).all(), res.queue["wire_utilization"].max()
+
+
+def test_a_trace_driven_bottleneck_runs_on_the_kernel(tmp_path):
+    # The emulator builds the simulator's network, trace-driven link
+    # included: one opportunity per millisecond (12.112 Mbit/s of frames).
+    # A bulk CUBIC flow keeps the queue standing, so the kernel's payload
+    # rate is the trace's: 1448 of every 1514 bytes.
+    from ccarena.linux import execute
+
+    scn = Scenario.from_dict(
+        {
+            "duration": "6s",
+            "bottleneck": {"trace": "constant-12mbps", "buffer": "60pkt"},
+            "flows": [{"cc": "cubic", "rtt": "20ms"}],
+        }
+    )
+    lx = execute(scn, tmp_path / "lx")
+    _accurate_or_skip(lx)
+    assert lx.links["rate_mbps"].tolist() == [12.112]
+    s = lx.samples[lx.samples.time_s > 2.0]
+    expected = 12.112 * 1448 / 1514
+    got = float(s["goodput_mbps"].mean())
+    assert abs(got - expected) / expected < 0.02, (got, expected)

@@ -30,6 +30,18 @@ def test_load_round_trips_frames(tmp_path: Path):
     assert "2 flows" in repr(r)
 
 
+def test_a_run_written_before_networks_loads_with_its_one_link(tmp_path: Path):
+    # Runs written before [[links]] existed have no links table and no link
+    # or route column: their one link is the dumbbell's bottleneck, whose
+    # numbers the summary holds.
+    tables = {k: v for k, v in _tables().items() if k != "links"}
+    r = Results.load(write_run(tmp_path / "run", META, tables))
+    assert r.links["link"].tolist() == ["bottleneck"]
+    assert r.links["utilization"].tolist() == [0.9] and r.links["drops"].tolist() == [3]
+    assert list(r.links.columns) == schemas()["links"].names
+    assert set(r.queue["link"]) == {"bottleneck"} and set(r.flows["route"]) == {"bottleneck"}
+
+
 def test_load_rejects_non_run_directory(tmp_path: Path):
     with pytest.raises(FileNotFoundError, match="not a run directory"):
         Results.load(tmp_path)

@@ -15,6 +15,7 @@ def _tables(scale: float = 1.0) -> dict[str, pa.Table]:
         "samples": pa.table({"time_s": [0.1, 0.2], "flow": [0, 0], "goodput_mbps": [1.0, 2.0]}),
         "queue": pa.table({"time_s": [0.1, 0.2], "sojourn_mean_ms": [1.0, 3.0]}),
         "transitions": pa.table({"time_s": pa.array([], pa.float64()), "to": pa.array([], pa.string())}),
+        "links": pa.table({"link": ["bottleneck"], "utilization": [0.9 * scale]}),
     }
 
 

@@ -2,7 +2,7 @@
 
 >>> import ccarena
 >>> r = ccarena.run("scenarios/demo.toml", bottleneck__rate="50Mbps", duration="5s")
->>> r.summary, r.flows, r.samples, r.queue, r.transitions   # pandas DataFrames
+>>> r.summary, r.flows, r.samples, r.queue, r.transitions, r.links   # pandas DataFrames
 >>> r.path                                                  # results/<name>/<hash>/
 
 ``ccarena.run(scenario, out=None, **overrides)`` takes a scenario file, a dict

@@ -195,6 +195,25 @@ def _flows_table(flows) -> Table:
     return t
 
 
+def _links_table(links) -> Table:
+    """A network's links: utilization, queueing delay and drops of each."""
+    t = Table(title="links", title_justify="left")
+    for name in ("link", "Mbit/s", "flows", "util %", "qdelay mean / p99 ms", "drops"):
+        t.add_column(name, justify="left" if name == "link" else "right", no_wrap=True)
+    for _, x in links.head(_MAX_ROWS).iterrows():
+        t.add_row(
+            str(x.get("link", "")),
+            _num(x.get("rate_mbps"), "g"),
+            _num(x.get("flows"), ".0f"),
+            _num(x.get("utilization"), ".1f", 100),
+            _num(x.get("qdelay_mean_ms"), ".2f") + " / " + _num(x.get("qdelay_p99_ms"), ".2f"),
+            _num(x.get("drops"), ".0f"),
+        )
+    if len(links) > _MAX_ROWS:
+        t.caption = f"… {len(links) - _MAX_ROWS} more links in links.parquet"
+    return t
+
+
 def _summary_table(summary) -> Table:
     s = summary.iloc[0] if len(summary) else {}
     t = Table(title="run summary", title_justify="left", show_header=False)
@@ -239,25 +258,27 @@ def _validate_summary(scn: Scenario) -> list[Any]:
     head.add_row("duration", _dur_s(n.get("duration_ns")))
     head.add_row("seed", str(n.get("seed", "")))
     head.add_row("sample interval", _num(n.get("sample_interval_ns"), "g", 1e-6) + " ms")
-    head.add_row("bottleneck rate", _num(b.get("rate_bps"), "g", 1e-6) + " Mbit/s")
-    buffer = _limit(b.get("limit"))
-    if "bdp_bytes" in b:
-        bdp_rtt = _num(b.get("bdp_rtt_ns"), "g", 1e-6)
-        buffer += f'  ("{b.get("buffer", "")}"; BDP {int(b["bdp_bytes"]):,} bytes at {bdp_rtt} ms)'
-    head.add_row("buffer", buffer)
-    qd = b.get("qdisc")
-    head.add_row(
-        "qdisc", str(qd.get("kind", qd) if isinstance(qd, dict) else qd) + (", ECN" if b.get("ecn") else "")
-    )
+    links = n.get("links") or []
+    if not links:
+        head.add_row("bottleneck rate", _num(b.get("rate_bps"), "g", 1e-6) + " Mbit/s")
+        head.add_row("buffer", _buffer(b))
+        head.add_row("qdisc", _qdisc(b))
     latency = (n.get("hosts") or {}).get("latency", "")
     head.add_row("host latency", f"{latency} (simulator; model version {n.get('model', 1)})")
     flows = n.get("flows", [])
     ft = Table(title=f"{len(flows)} flows", title_justify="left")
-    for col in ("id", "group", "label", "cc", "rtt ms", "start s", "size bytes", "pacing"):
-        ft.add_column(col, justify="left" if col in ("label", "cc", "pacing") else "right", no_wrap=True)
+    names = [str(x.get("name", "")) for x in links]
+    cols = ("id", "group", "label", "cc", "rtt ms", "start s", "size bytes", "pacing") + (
+        ("route",) if links else ()
+    )
+    for col in cols:
+        ft.add_column(
+            col, justify="left" if col in ("label", "cc", "pacing", "route") else "right", no_wrap=True
+        )
     for f in flows[:_MAX_ROWS]:
         size = f.get("size_bytes")
         pacing = f.get("pacing") or {}
+        route = [">".join(names[k] for k in f.get("route", []))] if links else []
         ft.add_row(
             str(f.get("id", "")),
             str(f.get("group", "")),
@@ -267,10 +288,38 @@ def _validate_summary(scn: Scenario) -> list[Any]:
             _num(f.get("start_ns"), "g", 1e-9),
             f"{int(size):,}" if isinstance(size, int) else "bulk",
             str(pacing.get("mode", "")) if isinstance(pacing, dict) else str(pacing),
+            *route,
         )
     if len(flows) > _MAX_ROWS:
         ft.caption = f"… {len(flows) - _MAX_ROWS} more flows"
-    return [head, ft]
+    if not links:
+        return [head, ft]
+    lt = Table(title=f"{len(links)} links", title_justify="left")
+    for col in ("name", "rate Mbit/s", "delay ms", "buffer", "qdisc"):
+        lt.add_column(col, justify="left" if col in ("name", "buffer", "qdisc") else "right", no_wrap=True)
+    for x in links[:_MAX_ROWS]:
+        lt.add_row(
+            str(x.get("name", "")),
+            _num(x.get("rate_bps"), "g", 1e-6),
+            _num(x.get("delay_ns"), "g", 1e-6),
+            f'{_limit(x.get("limit"))} ("{x.get("buffer", "")}")',
+            _qdisc(x),
+        )
+    return [head, lt, ft]
+
+
+def _buffer(b: dict[str, Any]) -> str:
+    """A normalized link's buffer: its limit, as written, and its BDP."""
+    buffer = _limit(b.get("limit"))
+    if "bdp_bytes" in b:
+        bdp_rtt = _num(b.get("bdp_rtt_ns"), "g", 1e-6)
+        buffer += f'  ("{b.get("buffer", "")}"; BDP {int(b["bdp_bytes"]):,} bytes at {bdp_rtt} ms)'
+    return buffer
+
+
+def _qdisc(b: dict[str, Any]) -> str:
+    qd = b.get("qdisc")
+    return str(qd.get("kind", qd) if isinstance(qd, dict) else qd) + (", ECN" if b.get("ecn") else "")
 
 
 # --------------------------------------------------------------------------- commands
@@ -337,6 +386,8 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         with err.status(escape(f"simulating {scn.name} …")):
             res = execute(scn, args.out, figure=not args.no_figure, yes=args.yes)
     out.print(_flows_table(res.flows))
+    if len(res.links) > 1:
+        out.print(_links_table(res.links))
     out.print(_summary_table(res.summary))
     _print_linux_checks(res, out, err)
     out.print(f"run directory: {res.path}")

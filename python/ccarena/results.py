@@ -15,7 +15,7 @@ import pyarrow.ipc
 import pyarrow.parquet as pq
 
 from . import _core
-from .store import SCENARIO_FILE, TABLES
+from .store import REQUIRED_TABLES, SCENARIO_FILE, TABLES
 
 __all__ = ["ColumnDef", "Results", "columns", "conform", "numeric_columns", "schemas", "tables_from_ipc"]
 
@@ -99,10 +99,33 @@ def numeric_columns(table: str) -> list[str]:
     return [f.name for f in schemas()[table] if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
 
 
+def _with_links(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """A run written before networks existed (one bottleneck, no ``links``
+    table, no ``link`` and ``route`` columns) in today's layout: its one
+    link is the dumbbell's bottleneck, whose row the summary holds."""
+    if "links" in frames:
+        return frames
+    s = frames["summary"]
+    # Each links column from the summary column that holds it for one link.
+    same = ("rate_mbps", "flows", "utilization", "wire_utilization", "qdelay_mean_ms", "qdelay_p50_ms",
+            "qdelay_p95_ms", "qdelay_p99_ms", "drops", "max_backlog_bytes", "max_backlog_pkts")  # fmt: skip
+    source = {**{c: c for c in same}, "packets": "bottleneck_pkts"}
+    links = pd.DataFrame({"link": ["bottleneck"] * len(s), "delay_ms": [0.0] * len(s)})
+    for col, src in source.items():
+        links[col] = s[src].to_numpy() if src in s else float("nan")
+    frames["links"] = links[[c.name for c in columns()["links"][1]]]
+    if "link" not in frames["queue"]:
+        frames["queue"].insert(1, "link", "bottleneck")
+    if "route" not in frames["flows"]:
+        frames["flows"]["route"] = "bottleneck"
+    return frames
+
+
 class Results:
     """One run: ``.summary`` (one row), ``.flows`` (one row per flow),
-    ``.samples`` (per flow per sample interval), ``.queue`` (per interval) and
-    ``.transitions`` (CC state changes), each a ``pandas.DataFrame`` whose
+    ``.samples`` (per flow per sample interval), ``.queue`` (per link per
+    interval), ``.transitions`` (CC state changes) and ``.links`` (one row
+    per link), each a ``pandas.DataFrame`` whose
     column names carry their units (``goodput_mbps``, ``srtt_ms``, ``time_s``).
 
     ``.path`` is the run directory (``None`` for results not written);
@@ -111,10 +134,10 @@ class Results:
     """
 
     def __init__(self, frames: Mapping[str, pd.DataFrame], meta: Mapping[str, Any], path: Path | None = None):
-        missing = [t for t in TABLES if t not in frames]
+        missing = [t for t in REQUIRED_TABLES if t not in frames]
         if missing:
             raise ValueError(f"results lack table(s): {', '.join(missing)}")
-        self._frames = dict(frames)
+        self._frames = _with_links(dict(frames))
         self.meta: dict[str, Any] = dict(meta)
         self.path = Path(path) if path is not None else None
 
@@ -130,10 +153,11 @@ class Results:
         if not meta_file.is_file():
             raise FileNotFoundError(f"{path}: not a run directory (no {SCENARIO_FILE})")
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
-        frames = {t: pq.read_table(path / f"{t}.parquet").to_pandas() for t in TABLES}
+        files = {t: path / f"{t}.parquet" for t in TABLES}
+        frames = {t: pq.read_table(f).to_pandas() for t, f in files.items() if f.is_file()}
         return cls(frames, meta, path)
 
-    # The five tables, named so they complete in an editor.
+    # The tables, named so they complete in an editor.
     @property
     def summary(self) -> pd.DataFrame:
         return self._frames["summary"]
@@ -153,6 +177,12 @@ class Results:
     @property
     def transitions(self) -> pd.DataFrame:
         return self._frames["transitions"]
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """One row per link: the dumbbell's ``bottleneck``, or each of a
+        network's ``[[links]]`` (utilization, queueing delay, drops)."""
+        return self._frames["links"]
 
     def table(self, name: str) -> pd.DataFrame:
         return self._frames[name]

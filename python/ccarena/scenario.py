@@ -346,6 +346,7 @@ class Scenario:
                 blamed.origin if blamed else None,
             )
         core_doc = {k: v for k, v in raw.items() if k != "backend"}
+        _read_traces(core_doc, source, ovs)
         try:
             core_json = _core.normalize(json.dumps(core_doc))
         except _core.ScenarioError as e:
@@ -379,6 +380,33 @@ class Scenario:
             expect=expect,
             backend=backend,
         )
+
+
+def _read_traces(doc: dict[str, Any], source: str, ovs: list[Override]) -> None:
+    """Replace each link's ``trace = "FILE or shipped name"`` by the trace
+    itself (``traces.resolve``), read relative to the scenario file's
+    directory, so the core (which reads no files) gets its timestamps and
+    the run's hash covers them."""
+    from .traces import TraceError, resolve
+
+    src = Path(source)
+    base = src.parent if src.is_file() else Path.cwd()
+    # Copies: the scenario's raw form keeps the name as written (sweeps re-read it).
+    tables: list[tuple[str, Any]] = []
+    if isinstance(doc.get("bottleneck"), dict):
+        doc["bottleneck"] = dict(doc["bottleneck"])
+        tables.append(("bottleneck", doc["bottleneck"]))
+    if isinstance(doc.get("links"), list):
+        doc["links"] = [dict(x) if isinstance(x, dict) else x for x in doc["links"]]
+        tables += [(f"links[{k}]", x) for k, x in enumerate(doc["links"])]
+    for at, t in tables:
+        if isinstance(t, dict) and isinstance(t.get("trace"), str):
+            try:
+                t["trace"] = resolve(t["trace"], base)
+            except TraceError as e:
+                field = f"{at}.trace"
+                blamed = _blame(field, ovs)
+                raise ScenarioError(source, field, str(e), blamed.origin if blamed else None) from None
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 A run directory holds ``scenario.json`` (the normalized scenario, the ccarena
 version, the backend and the simulator's run statistics) and one Parquet file
-per table (summary, flows, samples, queue, transitions), plus any figures.
+per table (summary, flows, samples, queue, transitions, links), plus any figures.
 
 Writes are atomic at the directory level: everything is written into a
 temporary sibling directory, which is renamed to the run directory only when
@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = [
+    "REQUIRED_TABLES",
     "SCENARIO_FILE",
     "TABLES",
     "StoreError",
@@ -39,7 +40,10 @@ __all__ = [
     "write_run",
 ]
 
-TABLES = ("summary", "flows", "samples", "queue", "transitions")
+TABLES = ("summary", "flows", "samples", "queue", "transitions", "links")
+#: Tables every run directory holds; runs written before networks existed
+#: lack ``links`` (``Results`` derives it from their summary).
+REQUIRED_TABLES = TABLES[:5]
 SCENARIO_FILE = "scenario.json"
 DEFAULT_ROOT = Path("results")
 
@@ -185,7 +189,7 @@ def is_complete(run_dir: str | Path, run_hash: str | None = None) -> bool:
         return False  # not a scenario.json ccarena wrote
     if run_hash is not None and meta.get("hash") != run_hash:
         return False
-    return all((d / f"{t}.parquet").is_file() for t in TABLES)
+    return all((d / f"{t}.parquet").is_file() for t in REQUIRED_TABLES)
 
 
 _TMP_NAME = re.compile(r"^\..+\.tmp-(?P<pid>\d+)-[0-9a-f]+(\.old)?$")

@@ -148,7 +148,11 @@ impl Sampler {
             end: cfg.scenario.duration_ns,
             queue,
             flowq,
-            bottleneck: cfg.scenario.bottleneck.clone(),
+            bottleneck: cfg
+                .scenario
+                .bottleneck
+                .clone()
+                .expect("the dumbbell (checked by main)"),
         })
     }
 
@@ -161,7 +165,7 @@ impl Sampler {
         let capacity = self
             .bottleneck
             .capacity_bits(self.next.saturating_sub(self.interval), self.next);
-        let row = p.bn.interval_row(t, capacity);
+        let row = p.bn.interval_row("bottleneck", t, capacity);
         writeln!(self.queue, "{}", row.csv_line())?;
         let bn = &p.bn;
         for (i, f) in bn.flows.iter().enumerate() {

@@ -13,11 +13,11 @@
 //! stay exact, and the lateness is measured against the schedule.
 
 use ccarena_sim::net::bottleneck::Bottleneck;
+use ccarena_sim::net::network::Network;
 use ccarena_sim::net::path::{flow_paths, Path};
 use ccarena_sim::packet::Packet;
-use ccarena_sim::rng::Rng;
 use ccarena_sim::scenario::Scenario;
-use ccarena_sim::units::{Bytes, Dur, Rate, Time};
+use ccarena_sim::units::{Dur, Rate, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -55,9 +55,12 @@ pub struct Pipeline {
 
 impl Pipeline {
     pub fn new(sc: &Scenario) -> Self {
-        let n = sc.flows.len();
         // The veths are the access links: the paths themselves do not serialize.
-        let (fwd, rev) = (0..n).map(|i| flow_paths(sc, i, Rate::INF)).unzip();
+        let (fwd, rev) = sc
+            .flows
+            .iter()
+            .map(|f| flow_paths(f, sc.seed, Rate::INF))
+            .unzip();
         let mut steps: Vec<(Time, Step)> = sc
             .flows
             .iter()
@@ -74,22 +77,20 @@ impl Pipeline {
                 })
             })
             .collect();
+        // The simulator's network model, whose one link (the dumbbell's
+        // bottleneck; main refuses networks) this process emulates.
+        let mut net = Network::new(sc);
+        assert_eq!(net.links.len(), 1, "the emulator runs the dumbbell only");
+        let link = net.links.pop().expect("one link");
         steps.extend(
-            sc.bottleneck
+            link.spec
                 .rate_schedule
                 .iter()
                 .map(|&(t, r)| (Time(t), Step::Rate(Rate(r)))),
         );
         // Stable: steps at one instant apply in the order the scenario lists them.
         steps.sort_by_key(|&(t, _)| t);
-        let b = &sc.bottleneck;
-        let mut bn = Bottleneck::new(
-            Rate(b.rate_bps),
-            Bytes(b.burst_bytes),
-            b.qdisc.build(),
-            Rng::stream(sc.seed, "bottleneck.qdisc"),
-            n,
-        );
+        let mut bn = link.queue;
         bn.keep_dropped = true;
         Pipeline {
             fwd,
@@ -258,6 +259,7 @@ impl Pipeline {
 mod tests {
     use super::*;
     use ccarena_sim::scenario::normalize_json;
+    use ccarena_sim::units::Bytes;
 
     fn scenario(rate: &str, buffer: &str, rtts: &[&str]) -> Scenario {
         scenario_with(

@@ -89,7 +89,11 @@ fn run<'py>(
 #[pyfunction]
 fn capacity_bits(py: Python<'_>, normalized_json: &str, from_ns: u64, to_ns: u64) -> PyResult<f64> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
-    Ok(scenario.bottleneck.capacity_bits(from_ns, to_ns))
+    Ok(scenario
+        .queue_links()
+        .iter()
+        .map(|l| l.queue.capacity_bits(from_ns, to_ns))
+        .sum())
 }
 
 /// What the bottleneck of a normalized scenario can carry over the whole

@@ -1,23 +1,25 @@
-//! Builds the dumbbell from a normalized scenario, runs the event loop and
-//! returns the result tables. The only owner of the clock.
+//! Builds the network from a normalized scenario (`net::network`), runs the
+//! event loop and returns the result tables. The only owner of the clock.
 //!
 //! Data path of flow i: sender -> forward path (access link at
-//! `access_rate`, then the forward share of the RTT) -> bottleneck
-//! (shaper + qdisc) -> receiver. ACK path: receiver -> reverse path (same
-//! access rate, the reverse share of the RTT) -> sender. The bottleneck
-//! hands packets to the receiver the moment its tokens allow (see
-//! net::bottleneck), so all propagation delay sits in the two paths.
+//! `access_rate`, then the forward share of its own RTT) -> each link of its
+//! route (shaper + qdisc, then the link's delay) -> receiver. ACK path:
+//! receiver -> reverse path (same access rate, the reverse share of its own
+//! RTT plus its links' delays) -> sender. In the dumbbell the one link,
+//! "bottleneck", hands packets to the receiver the moment its tokens allow
+//! (see net::bottleneck), so all propagation delay sits in the two paths.
 
 use crate::app::{App, Chunks};
 use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
+use crate::metrics::hist::Histogram;
 use crate::metrics::schema::{
-    FlowCols, FlowRow, QueueCols, SampleCols, SampleRow, SummaryCols, SummaryRow, TransitionCols,
-    TransitionRow,
+    FlowCols, FlowRow, LinkCols, LinkRow, QueueCols, SampleCols, SampleRow, SummaryCols,
+    SummaryRow, TransitionCols, TransitionRow,
 };
 use crate::metrics::table::Table;
-use crate::net::bottleneck::Bottleneck;
 use crate::net::host::{HostLatency, HostNoise};
+use crate::net::network::Network;
 use crate::net::path::{flow_paths, Path};
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
@@ -25,16 +27,19 @@ use crate::scenario::Scenario;
 use crate::sched::EventQueue;
 use crate::tcp::receiver::{AckOptions, EcnEcho, Receiver};
 use crate::tcp::sender::{Sender, SenderConfig};
-use crate::units::{Bytes, Dur, Rate, Time};
+use crate::units::{Dur, Rate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
     Start(u32),
-    /// The head of flow i's forward path reaches the bottleneck.
+    /// The head of flow i's forward path reaches its first link.
     Fwd(u32),
     /// The head of flow i's reverse path reaches the sender.
     Rev(u32),
-    Bottleneck,
+    /// Link l's queue may send (its tokens are there).
+    Link(u32),
+    /// The head of link l's delay line reaches the next hop.
+    LinkOut(u32),
     SenderTimer(u32),
     /// Flow i's receiver: its delayed-ACK or compressed-SACK timer.
     RecvTimer(u32),
@@ -42,8 +47,8 @@ enum Ev {
     AppWrite(u32),
     /// Flow i's RTT takes step k of its schedule.
     RttStep(u32, u32),
-    /// The bottleneck rate takes step k of its schedule.
-    RateStep(u32),
+    /// Link l's rate takes step k of its schedule.
+    RateStep(u32, u32),
     /// Flow i's application stops writing.
     Stop(u32),
     Sample,
@@ -88,13 +93,18 @@ struct FlowRt {
     started: bool,
     /// The successive flow that starts after this one completes, and its gap.
     successor: Option<(u32, Dur)>,
+    /// Its links' delays, one way (added to its reverse path).
+    route_delay: Dur,
 }
 
 pub struct World<'a> {
     sc: &'a Scenario,
     q: EventQueue<Ev>,
     flows: Vec<FlowRt>,
-    bn: Bottleneck,
+    net: Network,
+    /// Links a packet entered at once (no delay after the previous link),
+    /// to be serviced once the link that sent it is done.
+    kicked: Vec<u32>,
     out: Vec<Packet>,
     end: Time,
     samples: SampleCols,
@@ -110,6 +120,7 @@ fn ms(d: Option<Dur>) -> f64 {
 impl<'a> World<'a> {
     pub fn new(sc: &'a Scenario) -> World<'a> {
         let n = sc.flows.len();
+        let net = Network::new(sc);
         let mut flows = Vec::with_capacity(n);
         for (i, f) in sc.flows.iter().enumerate() {
             let app = if !f.chunks.is_empty() {
@@ -134,19 +145,24 @@ impl<'a> World<'a> {
                 tso_defer: sc.hosts.tso_defer,
                 push_marks: sc.hosts.push_acks,
             };
-            let (fwd, mut rev) = flow_paths(sc, i, Rate(f.access_rate_bps));
+            let (fwd, mut rev) = flow_paths(f, sc.seed, Rate(f.access_rate_bps));
+            let route_delay = net.route_delay(i as u32);
+            if route_delay > Dur::ZERO {
+                rev.set_delay(rev.delay() + route_delay);
+            }
             if sc.hosts.latency == HostLatency::Measured {
                 rev = rev.with_host_noise(HostNoise::new(Rng::stream(
                     sc.seed,
                     &format!("flow{i}.host"),
                 )));
             }
-            let echo = match f.cc.as_str() {
-                "dctcp" | "bbr2" | "bbr3" => EcnEcho::Accurate,
-                _ => EcnEcho::Rfc3168,
+            let echo = if f.cc.wants_accurate_ecn() {
+                EcnEcho::Accurate
+            } else {
+                EcnEcho::Rfc3168
             };
             flows.push(FlowRt {
-                sender: Sender::new(cfg, sc.cc_config(i), app.clone()),
+                sender: Sender::new(cfg, f.cc.clone(), app.clone()),
                 receiver: Receiver::new(
                     f.id,
                     echo,
@@ -166,6 +182,7 @@ impl<'a> World<'a> {
                 data_received: 0,
                 started: false,
                 successor: None,
+                route_delay,
             });
         }
         for f in &sc.flows {
@@ -173,14 +190,6 @@ impl<'a> World<'a> {
                 flows[a.flow as usize].successor = Some((f.id, Dur(a.gap_ns)));
             }
         }
-        let b = &sc.bottleneck;
-        let bn = Bottleneck::new(
-            Rate(b.rate_bps),
-            Bytes(b.burst_bytes),
-            b.qdisc.build(),
-            Rng::stream(sc.seed, "bottleneck.qdisc"),
-            n,
-        );
         let mut q = EventQueue::new();
         for f in sc.flows.iter().filter(|f| f.after.is_none()) {
             q.push(Time(f.start_ns), Ev::Start(f.id));
@@ -195,15 +204,18 @@ impl<'a> World<'a> {
                 q.push(Time(t), Ev::Stop(f.id));
             }
         }
-        for (k, &(t, _)) in sc.bottleneck.rate_schedule.iter().enumerate() {
-            q.push(Time(t), Ev::RateStep(k as u32));
+        for (l, link) in net.links.iter().enumerate() {
+            for (k, &(t, _)) in link.spec.rate_schedule.iter().enumerate() {
+                q.push(Time(t), Ev::RateStep(l as u32, k as u32));
+            }
         }
         q.push(Time(sc.sample_interval_ns), Ev::Sample);
         World {
             sc,
             q,
             flows,
-            bn,
+            net,
+            kicked: Vec::new(),
             out: Vec::with_capacity(64),
             end: Time(sc.duration_ns),
             samples: SampleCols::default(),
@@ -223,7 +235,7 @@ impl<'a> World<'a> {
         }
         let stats = RunStats {
             events: self.q.processed(),
-            bottleneck_packets: self.bn.departures,
+            bottleneck_packets: self.net.links.iter().map(|l| l.queue.departures).sum(),
             sim_time_ns: self.end.0,
         };
         Results {
@@ -248,22 +260,34 @@ impl<'a> World<'a> {
                 self.arm_sender(i);
             }
             Ev::Fwd(i) => {
+                let l = self.net.first_hop(i);
                 let f = &mut self.flows[i as usize];
+                let link = &mut self.net.links[l as usize].queue;
                 while let Some(p) = f.fwd.pop_due(now) {
-                    self.bn.enqueue(now, p);
+                    link.enqueue(now, p);
                 }
                 if let Some(t) = self.flows[i as usize].fwd.head_time() {
                     self.q.push(t, Ev::Fwd(i));
                 }
-                if self.bn.wake.is_none() {
-                    self.service_bottleneck(now);
+                if self.net.links[l as usize].queue.wake.is_none() {
+                    self.service_link(now, l);
                 }
             }
-            Ev::Bottleneck => {
-                if self.bn.wake == Some(now) {
-                    self.bn.wake = None;
-                    self.service_bottleneck(now);
+            Ev::Link(l) => {
+                let link = &mut self.net.links[l as usize].queue;
+                if link.wake == Some(now) {
+                    link.wake = None;
+                    self.service_link(now, l);
                 }
+            }
+            Ev::LinkOut(l) => {
+                while let Some(p) = self.net.links[l as usize].line.pop_due(now) {
+                    self.hop(now, l, p);
+                }
+                if let Some(t) = self.net.links[l as usize].line.head_time() {
+                    self.q.push(t, Ev::LinkOut(l));
+                }
+                self.service_kicked(now);
             }
             Ev::Rev(i) => {
                 let mut out = std::mem::take(&mut self.out);
@@ -320,18 +344,19 @@ impl<'a> World<'a> {
                 let fwd = rtt.mul_f64(spec.rtt_split);
                 let f = &mut self.flows[i as usize];
                 f.fwd.set_delay(fwd);
-                f.rev.set_delay(rtt - fwd);
+                f.rev.set_delay(rtt - fwd + f.route_delay);
             }
             Ev::Stop(i) => {
                 self.flows[i as usize].sender.stop_app(now);
                 self.check_completion(now, i);
             }
-            Ev::RateStep(k) => {
-                let rate = Rate(self.sc.bottleneck.rate_schedule[k as usize].1);
-                self.bn.set_rate(now, rate);
+            Ev::RateStep(l, k) => {
+                let link = &mut self.net.links[l as usize];
+                let rate = Rate(link.spec.rate_schedule[k as usize].1);
+                link.queue.set_rate(now, rate);
                 // A pending wake-up was computed at the old rate: recompute.
-                self.bn.wake = None;
-                self.service_bottleneck(now);
+                link.queue.wake = None;
+                self.service_link(now, l);
             }
             Ev::Sample => {
                 self.sample(now);
@@ -399,16 +424,50 @@ impl<'a> World<'a> {
         }
     }
 
-    fn service_bottleneck(&mut self, now: Time) {
+    /// Let link `l` send what its tokens allow now, then every link its
+    /// packets entered at once.
+    fn service_link(&mut self, now: Time, l: u32) {
+        self.service_one(now, l);
+        self.service_kicked(now);
+    }
+
+    fn service_kicked(&mut self, now: Time) {
+        while let Some(m) = self.kicked.pop() {
+            if self.net.links[m as usize].queue.wake.is_none() {
+                self.service_one(now, m);
+            }
+        }
+    }
+
+    fn service_one(&mut self, now: Time, l: u32) {
         let mut out = std::mem::take(&mut self.out);
-        let wake = self.bn.service(now, &mut out);
+        let link = &mut self.net.links[l as usize];
+        let wake = link.queue.service(now, &mut out);
         for p in out.drain(..) {
-            self.deliver(now, p);
+            let link = &mut self.net.links[l as usize];
+            if link.delay == Dur::ZERO {
+                self.hop(now, l, p);
+            } else if link.line.push(now, p) {
+                let t = link.line.head_time().expect("just pushed");
+                self.q.push(t, Ev::LinkOut(l));
+            }
         }
         self.out = out;
         if let Some(t) = wake {
-            self.bn.wake = Some(t);
-            self.q.push(t, Ev::Bottleneck);
+            self.net.links[l as usize].queue.wake = Some(t);
+            self.q.push(t, Ev::Link(l));
+        }
+    }
+
+    /// A packet done with link `l` (its queue and its delay) goes on: to the
+    /// next link of its route, or to its receiver.
+    fn hop(&mut self, now: Time, l: u32, p: Packet) {
+        match self.net.next_hop(p.flow, l) {
+            None => self.deliver(now, p),
+            Some(m) => {
+                self.net.links[m as usize].queue.enqueue(now, p);
+                self.kicked.push(m);
+            }
         }
     }
 
@@ -460,7 +519,12 @@ impl<'a> World<'a> {
                 },
                 delivery_rate_mbps: snap.delivery_rate.mbps_f64(),
                 retrans_segs: snap.segs_retrans as i64,
-                queue_backlog_bytes: self.bn.flows[i].backlog_bytes as i64,
+                queue_backlog_bytes: self
+                    .net
+                    .route(i as u32)
+                    .iter()
+                    .map(|&l| self.net.links[l as usize].queue.flows[i].backlog_bytes)
+                    .sum::<u64>() as i64,
             });
             let cc = f.sender.cc();
             self.cc_state.push_row(|st| {
@@ -470,16 +534,30 @@ impl<'a> World<'a> {
             });
             f.last_bytes = bytes;
         }
-        let capacity = self.sc.bottleneck.capacity_bits(since.0, now.0);
-        self.queue
-            .push(self.bn.interval_row(now.secs_f64(), capacity));
+        for link in &mut self.net.links {
+            let capacity = link.spec.capacity_bits(since.0, now.0);
+            self.queue.push(
+                link.queue
+                    .interval_row(&link.name, now.secs_f64(), capacity),
+            );
+        }
     }
 
     fn finish(self) -> Vec<Table> {
         let sc = self.sc;
         let end = self.end;
+        let links = &self.net.links;
+        // Data segments of each flow propagating on a link's delay line.
+        let mut on_lines = vec![0u64; self.flows.len()];
+        for link in links {
+            for p in link.line.iter().filter(|p| p.kind == Kind::Data) {
+                on_lines[p.flow as usize] += 1;
+            }
+        }
+        // Payload delivered by the flows crossing each link.
+        let mut link_bytes = vec![0u64; links.len()];
         let mut flows = FlowCols::with_capacity(self.flows.len());
-        let (mut total_bytes, mut total_sent, mut total_retx) = (0u64, 0u64, 0u64);
+        let (mut total_sent, mut total_retx) = (0u64, 0u64);
         let (mut srtt_sum, mut srtt_n) = (0.0, 0u64);
         let mut goodputs = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
@@ -498,14 +576,29 @@ impl<'a> World<'a> {
             } else {
                 f64::NAN
             };
-            let q = &self.bn.flows[i];
-            // Data packets still travelling: on the forward path or in the bottleneck.
+            // The flow's counts at every link it crosses.
+            let route = self.net.route(i as u32);
+            let (mut overflow, mut aqm, mut marks, mut queued) = (0, 0, 0, 0);
+            for &l in route {
+                let q = &links[l as usize].queue.flows[i];
+                overflow += q.drops_overflow;
+                aqm += q.drops_aqm;
+                marks += q.marks;
+                queued += q.backlog_data_pkts;
+                link_bytes[l as usize] += bytes;
+            }
+            // Data packets still travelling: on the forward path, in a link's
+            // queue or on its delay line.
             let on_path = f.fwd.iter().filter(|p| p.kind == Kind::Data).count() as u64;
+            let names: Vec<&str> = route
+                .iter()
+                .map(|&l| links[l as usize].name.as_str())
+                .collect();
             flows.push(FlowRow {
                 flow: i as i64,
                 group: spec.group as i64,
                 label: spec.label.clone(),
-                cc: spec.cc.clone(),
+                cc: spec.cc.name().to_string(),
                 rtt_ms: spec.rtt_ns as f64 / 1e6,
                 start_s: f.start.secs_f64(),
                 end_s: fin.secs_f64(),
@@ -527,18 +620,18 @@ impl<'a> World<'a> {
                 },
                 min_rtt_ms: ms(snap.min_rtt),
                 fct_s: done.map_or(f64::NAN, |t| t.since(f.start).secs_f64()),
-                drops: (q.drops_overflow + q.drops_aqm + f.fwd.lost) as i64,
-                drops_overflow: q.drops_overflow as i64,
-                drops_aqm: q.drops_aqm as i64,
+                drops: (overflow + aqm + f.fwd.lost) as i64,
+                drops_overflow: overflow as i64,
+                drops_aqm: aqm as i64,
                 drops_random: f.fwd.lost as i64,
                 acks_lost: f.rev.lost as i64,
-                marks: q.marks as i64,
+                marks: marks as i64,
                 rto_count: st.rto_count as i64,
-                segs_in_network: (on_path + q.backlog_data_pkts) as i64,
+                segs_in_network: (on_path + queued + on_lines[i]) as i64,
                 segs_received: f.data_received as i64,
                 host: spec.host as i64,
+                route: names.join(">"),
             });
-            total_bytes += bytes;
             total_sent += st.segs_sent;
             total_retx += st.segs_retrans;
             srtt_sum += st.srtt_sum_us;
@@ -546,15 +639,64 @@ impl<'a> World<'a> {
             goodputs.push(goodput);
         }
 
+        // Per link, and the run's totals over its links (the dumbbell's one
+        // link gives the same numbers as before there were networks).
+        let mut link_rows = LinkCols::with_capacity(links.len());
+        let mut merged;
+        let sojourn = if links.len() == 1 {
+            &links[0].queue.sojourn
+        } else {
+            merged = Histogram::default();
+            for link in links {
+                merged.merge(&link.queue.sojourn);
+            }
+            &merged
+        };
+        let (mut payload_bits, mut wire_bytes, mut drops, mut departures) =
+            (0u64, 0u64, 0u64, 0u64);
+        let mut max_backlog = (0u64, 0u32);
+        for (l, link) in links.iter().enumerate() {
+            let q = &link.queue;
+            let capacity = link.spec.run_capacity_bits(end.0);
+            let h = &q.sojourn;
+            link_rows.push(LinkRow {
+                link: link.name.clone(),
+                rate_mbps: Rate(link.spec.rate_bps).mbps_f64(),
+                delay_ms: link.delay.ms_f64(),
+                flows: (0..self.flows.len())
+                    .filter(|&i| {
+                        self.flows[i].started && self.net.route(i as u32).contains(&(l as u32))
+                    })
+                    .count() as i64,
+                utilization: link_bytes[l] as f64 * 8.0 / capacity,
+                wire_utilization: q.wire_bytes_out as f64 * 8.0 / capacity,
+                qdelay_mean_ms: h.mean() / 1e6,
+                qdelay_p50_ms: h.quantile(0.50) / 1e6,
+                qdelay_p95_ms: h.quantile(0.95) / 1e6,
+                qdelay_p99_ms: h.quantile(0.99) / 1e6,
+                drops: q.drops as i64,
+                packets: q.departures as i64,
+                max_backlog_bytes: q.max_backlog.0 as i64,
+                max_backlog_pkts: q.max_backlog.1 as i64,
+            });
+            payload_bits += link_bytes[l] * 8;
+            wire_bytes += q.wire_bytes_out;
+            drops += q.drops;
+            departures += q.departures;
+            max_backlog = (
+                max_backlog.0.max(q.max_backlog.0),
+                max_backlog.1.max(q.max_backlog.1),
+            );
+        }
         let capacity_bits = sc.run_capacity_bits();
-        let h = &self.bn.sojourn;
+        let h = sojourn;
         let mut summary = SummaryCols::with_capacity(1);
         summary.push(SummaryRow {
             duration_s: end.secs_f64(),
-            rate_mbps: Rate(sc.bottleneck.rate_bps).mbps_f64(),
+            rate_mbps: self.net.slowest_rate().mbps_f64(),
             flows: goodputs.len() as i64,
-            utilization: total_bytes as f64 * 8.0 / capacity_bits,
-            wire_utilization: self.bn.wire_bytes_out as f64 * 8.0 / capacity_bits,
+            utilization: payload_bits as f64 / capacity_bits,
+            wire_utilization: wire_bytes as f64 * 8.0 / capacity_bits,
             jain: jain(&goodputs),
             retrans_rate: if total_sent > 0 {
                 total_retx as f64 / total_sent as f64
@@ -570,10 +712,10 @@ impl<'a> World<'a> {
             qdelay_p50_ms: h.quantile(0.50) / 1e6,
             qdelay_p95_ms: h.quantile(0.95) / 1e6,
             qdelay_p99_ms: h.quantile(0.99) / 1e6,
-            drops: self.bn.drops as i64,
-            bottleneck_pkts: self.bn.departures as i64,
-            max_backlog_bytes: self.bn.max_backlog.0 as i64,
-            max_backlog_pkts: self.bn.max_backlog.1 as i64,
+            drops: drops as i64,
+            bottleneck_pkts: departures as i64,
+            max_backlog_bytes: max_backlog.0 as i64,
+            max_backlog_pkts: max_backlog.1 as i64,
         });
 
         let mut samples = self.samples.into_table();
@@ -597,6 +739,7 @@ impl<'a> World<'a> {
             samples,
             self.queue.into_table(),
             transitions.into_table(),
+            link_rows.into_table(),
         ]
     }
 }

@@ -59,6 +59,43 @@ fn scenario(rng: &mut Rng, k: u64) -> Value {
     if rng.chance(0.2) {
         bottleneck["ecn"] = json!(true);
     }
+    // A third of the scenarios are networks: 2-4 links in a row, each flow
+    // group crossing a run of them.
+    let nlinks = if rng.chance(0.33) {
+        2 + rng.below(3)
+    } else {
+        0
+    };
+    let mut links = vec![];
+    for k in 0..nlinks {
+        let mut l = bottleneck.clone();
+        l["name"] = json!(format!("l{k}"));
+        l["rate"] = json!(format!("{}Mbps", *pick(rng, &[5, 10, 20, 50])));
+        l["delay"] = json!(format!("{}ms", *pick(rng, &[0, 1, 5, 10])));
+        links.push(l);
+    }
+    // Some links follow a random delivery trace (Mahimahi's format) instead.
+    let tables = if nlinks == 0 {
+        std::slice::from_mut(&mut bottleneck)
+    } else {
+        links.as_mut_slice()
+    };
+    for l in tables.iter_mut() {
+        if rng.chance(0.15) {
+            let period = 100 + rng.below(900) as u64;
+            let n = 1 + rng.below(4 * period as u32) as u64;
+            let mut ms: Vec<u64> = (0..n)
+                .map(|_| rng.below(period as u32 + 1) as u64)
+                .collect();
+            ms.push(period);
+            ms.sort_unstable();
+            let o = l.as_object_mut().unwrap();
+            for k in ["rate", "burst", "rate_schedule"] {
+                o.remove(k);
+            }
+            o.insert("trace".into(), json!(ms));
+        }
+    }
     let groups = 1 + rng.below(4);
     let mut flows = vec![];
     for _ in 0..groups {
@@ -86,15 +123,25 @@ fn scenario(rng: &mut Rng, k: u64) -> Value {
         if rng.chance(0.3) {
             f["pacing"] = json!(*pick(rng, &["none", "fq"]));
         }
+        if nlinks > 0 {
+            let a = rng.below(nlinks);
+            let b = a + rng.below(nlinks - a);
+            f["route"] = json!((a..=b).map(|k| format!("l{k}")).collect::<Vec<_>>());
+        }
         flows.push(f);
     }
-    json!({
+    let mut sc = json!({
         "name": format!("invariant-{k}"),
         "duration": format!("{}ms", 1500 + rng.below(1500)),
         "seed": rng.next_u64() >> 1,
-        "bottleneck": bottleneck,
         "flows": flows,
-    })
+    });
+    if nlinks > 0 {
+        sc["links"] = json!(links);
+    } else {
+        sc["bottleneck"] = bottleneck;
+    }
+    sc
 }
 
 fn check(j: &Value) {
@@ -146,35 +193,88 @@ fn check(j: &Value) {
         );
     }
 
+    // Per link: each interval's wire utilization within its capacity, the
+    // largest backlog of a tail-drop queue within its limit.
+    let links = sc.queue_links();
     let q = r.table("queue");
-    let b = &sc.bottleneck;
     let frame = 1514.0 * 8.0;
-    for (t, &qu) in q.f64s("time_s").iter().zip(q.f64s("wire_utilization")) {
+    let names = q.strs("link");
+    assert_eq!(
+        q.rows() % links.len(),
+        0,
+        "{}",
+        ctx("a queue row per link and interval")
+    );
+    for (k, (t, &qu)) in q
+        .f64s("time_s")
+        .iter()
+        .zip(q.f64s("wire_utilization"))
+        .enumerate()
+    {
+        let b = links
+            .iter()
+            .find(|l| l.name == names[k])
+            .unwrap_or_else(|| panic!("{}", ctx(&format!("unknown link {}", names[k]))))
+            .queue;
         let interval_ns = sc.sample_interval_ns;
         let end = (t * 1e9).round() as u64;
         let cap = b.capacity_bits(end.saturating_sub(interval_ns), end);
-        let slack = (b.burst_bytes as f64 * 8.0 + 2.0 * frame) / cap;
+        if cap == 0.0 {
+            continue; // a trace link without an opportunity in the interval
+        }
+        // Departures at an interval's edge may fall on either side of the
+        // sample: a bucket and two frames, or for a trace link every
+        // opportunity of one instant.
+        let edge = match &b.trace {
+            None => b.burst_bytes as f64 * 8.0 + 2.0 * frame,
+            Some(t) => {
+                let most =
+                    t.ms.chunk_by(|a, b| a == b)
+                        .map(|c| c.len())
+                        .max()
+                        .unwrap_or(1);
+                2.0 * most as f64 * frame
+            }
+        };
+        let slack = edge / cap;
         assert!(
             qu <= 1.0 + slack,
             "{}",
-            ctx(&format!("interval ending {t} s: utilization {qu}"))
+            ctx(&format!(
+                "link {} interval ending {t} s: utilization {qu}",
+                names[k]
+            ))
         );
     }
-
-    if sc.bottleneck.qdisc.name() == "taildrop" {
-        let (mb, mp) = (
-            s.i64s("max_backlog_bytes")[0] as u64,
-            s.i64s("max_backlog_pkts")[0] as u64,
+    let lt = r.table("links");
+    assert_eq!(lt.rows(), links.len());
+    for (k, l) in links.iter().enumerate() {
+        let u = lt.f64s("utilization")[k];
+        assert!(
+            u.is_nan() || u <= 1.0 + 1e-9,
+            "{}",
+            ctx(&format!("link {} utilization {u}", l.name))
         );
-        match sc.bottleneck.limit {
+        if l.queue.qdisc.name() != "taildrop" {
+            continue;
+        }
+        let (mb, mp) = (
+            lt.i64s("max_backlog_bytes")[k] as u64,
+            lt.i64s("max_backlog_pkts")[k] as u64,
+        );
+        match l.queue.limit {
             Limit::Bytes(lim) => {
-                assert!(mb <= lim, "{}", ctx(&format!("backlog {mb} B > {lim} B")))
+                assert!(
+                    mb <= lim,
+                    "{}",
+                    ctx(&format!("{}: backlog {mb} B > {lim} B", l.name))
+                )
             }
             Limit::Packets(lim) => {
                 assert!(
                     mp <= lim as u64,
                     "{}",
-                    ctx(&format!("backlog {mp} pkts > {lim}"))
+                    ctx(&format!("{}: backlog {mp} pkts > {lim}", l.name))
                 )
             }
         }

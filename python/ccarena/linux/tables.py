@@ -278,6 +278,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "segs_in_network": None,
                 "segs_received": None,
                 "host": int(spec.get("host", 0)),
+                "route": "bottleneck",
                 "cc_kernel": s.get("cc_set", ""),
                 "error": s.get("error", "") or r.get("error", ""),
             }
@@ -321,6 +322,25 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
             }
         ]
     )
+    # ---- links: the dumbbell's one link, the bottleneck (the summary's values)
+    srow = summary.iloc[0]
+    links = pd.DataFrame(
+        [
+            {
+                "link": "bottleneck",
+                "rate_mbps": srow["rate_mbps"],
+                "delay_ms": 0.0,
+                "flows": sum(1 for x in starts if x is not None),
+                "utilization": srow["utilization"],
+                "wire_utilization": srow["wire_utilization"],
+                **{k: srow[k] for k in ("qdelay_mean_ms", "qdelay_p50_ms", "qdelay_p95_ms", "qdelay_p99_ms")},
+                "drops": int(srow["drops"]),
+                "packets": int(srow["bottleneck_pkts"]),
+                "max_backlog_bytes": int(srow["max_backlog_bytes"]),
+                "max_backlog_pkts": int(srow["max_backlog_pkts"]),
+            }
+        ]
+    )
     trans = pd.DataFrame(transitions, columns=list(schemas()["transitions"].names))
     # Every table through the results schema: its columns, in its order and types.
     return {
@@ -331,6 +351,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
             ("samples", samples),
             ("queue", queue),
             ("transitions", trans),
+            ("links", links),
         )
     }
 

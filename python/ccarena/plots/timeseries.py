@@ -20,6 +20,17 @@ FIGURE_NAME = "timeseries.png"
 _MAX_LEGEND = 16
 
 
+def per_link(queue: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The queue table's rows of each link (one link, "bottleneck", in the
+    dumbbell; tables written before networks have no ``link`` column), each
+    in time order."""
+    if not len(queue):
+        return []
+    if "link" not in queue:
+        return [("bottleneck", queue.sort_values("time_s"))]
+    return [(str(name), q.sort_values("time_s")) for name, q in queue.groupby("link", sort=False)]
+
+
 def _fmt_ms(v: float) -> str:
     return f"{v:g} ms" if v == v else "? ms"
 
@@ -105,13 +116,23 @@ def plot_timeseries(
     else:
         ax_gp.text(0.5, 0.5, "no samples", transform=ax_gp.transAxes, ha="center", va="center")
 
-    q = queue.sort_values("time_s") if len(queue) else queue
-    if "sojourn_max_ms" in q and len(q):
-        ax_q.plot(
-            q["time_s"], q["sojourn_max_ms"], color="tab:gray", alpha=0.35, linewidth=0.8, label="max sojourn"
-        )
-    if len(q):
+    links = per_link(queue)
+    if len(links) == 1:
+        ((_, q),) = links
+        if "sojourn_max_ms" in q:
+            ax_q.plot(
+                q["time_s"],
+                q["sojourn_max_ms"],
+                color="tab:gray",
+                alpha=0.35,
+                linewidth=0.8,
+                label="max sojourn",
+            )
         ax_q.plot(q["time_s"], q["sojourn_mean_ms"], color="tab:red", linewidth=1.2, label="mean sojourn")
+    else:
+        for name, q in links:
+            ax_q.plot(q["time_s"], q["sojourn_mean_ms"], linewidth=1.2, label=f"{name} mean sojourn")
+    if links:
         ax_q.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     ax_q.set_ylabel("queueing delay (ms)")
     ax_q.set_xlabel("time (s)")
@@ -292,14 +313,18 @@ def plot_panels(
         axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     if n > len(metrics):
         ax = axes[-1]
-        q = queue.sort_values("time_s")
-        ax.plot(q["time_s"], q[queue_metric], color="tab:red", linewidth=1.2)
+        links = per_link(queue)
+        for name, q in links:
+            one = len(links) == 1
+            ax.plot(q["time_s"], q[queue_metric], color="tab:red" if one else None, linewidth=1.2, label=name)
+            qd = q[["time_s", queue_metric]].copy()
+            qd.insert(1, "flow", "queue" if one else f"queue {name}")
+            data.append(qd)
+        if len(links) > 1:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
         ax.set_ylabel(metric_label(queue_metric))
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        qd = q[["time_s", queue_metric]].copy()
-        qd.insert(1, "flow", "queue")
-        data.append(qd)
     end = float(samples["time_s"].max()) if len(samples) else 0.0
     if state_flow is not None:
         spans = state_spans(samples, transitions, state_flow, end)

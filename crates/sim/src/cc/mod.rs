@@ -209,6 +209,15 @@ impl CcConfig {
         .expect("cc params serialize")
     }
 
+    /// Receivers of this algorithm echo every CE mark (the accurate ECN
+    /// feedback DCTCP and BBRv2/v3 rely on) rather than RFC 3168's latch.
+    pub fn wants_accurate_ecn(&self) -> bool {
+        matches!(
+            self,
+            CcConfig::Dctcp(_) | CcConfig::Bbr2(_) | CcConfig::Bbr3(_)
+        )
+    }
+
     pub fn build(&self, init: &CcInit) -> AnyCc {
         match self {
             CcConfig::Reno(c) => AnyCc::Reno(classic::Classic::new(reno::RenoRule::new(c), init)),
@@ -223,5 +232,31 @@ impl CcConfig {
             CcConfig::Bbr2(c) => AnyCc::Bbr3(bbr::Bbr3::new(c, init)),
             CcConfig::Bbr3(c) => AnyCc::Bbr3(bbr::Bbr3::new(c, init)),
         }
+    }
+}
+
+/// In a normalized scenario a flow's algorithm is two fields, `cc` (its
+/// name) and `cc_params` (every parameter, defaults filled in); they are
+/// parsed once, into the typed `CcConfig`, when the scenario is read.
+impl serde::Serialize for CcConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("cc", self.name())?;
+        m.serialize_entry("cc_params", &self.params_json())?;
+        m.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CcConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Fields {
+            cc: String,
+            #[serde(default)]
+            cc_params: serde_json::Value,
+        }
+        let f = Fields::deserialize(d)?;
+        CcConfig::parse(&f.cc, &f.cc_params).map_err(serde::de::Error::custom)
     }
 }

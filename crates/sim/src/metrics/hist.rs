@@ -45,6 +45,17 @@ impl Histogram {
         self.total
     }
 
+    /// Add another histogram's counts (the sojourn times of several links).
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.counts.len() > self.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.total += other.total;
+    }
+
     /// The `q` quantile (0..=1), as the midpoint of its bucket; NaN when empty.
     pub fn quantile(&self, q: f64) -> f64 {
         if self.total == 0 {
@@ -82,6 +93,29 @@ impl Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merging_equals_recording_everything_in_one() {
+        let (mut a, mut b, mut all) = (
+            Histogram::default(),
+            Histogram::default(),
+            Histogram::default(),
+        );
+        for v in [3u64, 900, 70_000, 5_000_000] {
+            a.record(v);
+            all.record(v);
+        }
+        for v in [12u64, 1_000_000_000] {
+            b.record(v);
+            all.record(v);
+        }
+        a.merge(&b);
+        assert_eq!(a.count(), all.count());
+        assert_eq!(a.mean(), all.mean());
+        for q in [0.1, 0.5, 0.9, 1.0] {
+            assert_eq!(a.quantile(q), all.quantile(q));
+        }
+    }
 
     #[test]
     fn buckets_cover_values_exactly_once() {

@@ -207,21 +207,21 @@ macro_rules! result_table {
 result_table! {
     "summary", "the whole run", SummaryRow, SummaryCols, SUMMARY {
         duration_s: f64, "s", "Length of the run.";
-        rate_mbps: f64, "Mbit/s", "The bottleneck's rate at the start (see `rate_schedule` for steps).";
+        rate_mbps: f64, "Mbit/s", "The bottleneck's rate at the start (see `rate_schedule` for steps); in a network, the slowest link's.";
         flows: i64, "", "Flows that started (a successive flow whose turn never came is not counted).";
-        utilization: f64, "fraction", "Payload bytes delivered in order to all receivers, as bits, over the bottleneck's capacity: its rate integrated over the rate schedule plus the token bucket it starts with. Never above 1.";
-        wire_utilization: f64, "fraction", "Bytes that left the bottleneck (headers and retransmissions included) over the same capacity.";
+        utilization: f64, "fraction", "Payload bytes delivered in order to all receivers, as bits, over the bottleneck's capacity: its rate integrated over the rate schedule plus the token bucket it starts with. Never above 1. In a network, summed over the links (a flow's payload counts on every link it crosses) over the links' capacities summed; per link: the `links` table.";
+        wire_utilization: f64, "fraction", "Bytes that left the bottleneck (headers and retransmissions included) over the same capacity (in a network, every link's over their sum).";
         jain: f64, "", "Jain's fairness index of the flows' goodputs (RFC 5166): (sum x)^2 / (n sum x^2), 1/n..1; flows without a goodput are left out.";
         retrans_rate: f64, "fraction", "Segments retransmitted over segments sent, all flows.";
         mean_rtt_ms: f64, "ms", "Mean smoothed RTT over every ACK of every flow (Linux backend: the sampled srtt weighted by the bytes delivered in each interval).";
-        qdelay_mean_ms: f64, "ms", "Mean time packets spent in the bottleneck (qdisc and shaper), over every packet that left it.";
+        qdelay_mean_ms: f64, "ms", "Mean time packets spent in the bottleneck (qdisc and shaper), over every packet that left it (in a network, every packet's time in each link's queue).";
         qdelay_p50_ms: f64, "ms", "Median of the same sojourn times.";
         qdelay_p95_ms: f64, "ms", "95th percentile of the same sojourn times.";
         qdelay_p99_ms: f64, "ms", "99th percentile of the same sojourn times.";
-        drops: i64, "packets", "Packets the bottleneck dropped (overflow and AQM, handshake packets included).";
-        bottleneck_pkts: i64, "packets", "Packets that left the bottleneck.";
-        max_backlog_bytes: i64, "bytes", "Largest backlog of the bottleneck during the run.";
-        max_backlog_pkts: i64, "packets", "Largest backlog of the bottleneck during the run, in packets.";
+        drops: i64, "packets", "Packets the bottleneck dropped (overflow and AQM, handshake packets included); in a network, all links'.";
+        bottleneck_pkts: i64, "packets", "Packets that left the bottleneck (in a network, the sum over its links).";
+        max_backlog_bytes: i64, "bytes", "Largest backlog of the bottleneck during the run (in a network, of any link).";
+        max_backlog_pkts: i64, "packets", "Largest backlog of the bottleneck during the run, in packets (in a network, of any link).";
     }
 }
 
@@ -244,16 +244,17 @@ result_table! {
         srtt_mean_ms: f64, "ms", "Mean smoothed RTT over every ACK (Linux backend: the sampled srtt weighted by bytes delivered per interval).";
         min_rtt_ms: f64, "ms", "Smallest RTT sample.";
         fct_s: f64, "s", "Flow completion time of a sized flow, from its SYN to the ACK of its last byte; NaN for a bulk flow or one not done.";
-        drops: i64, "segments", "Data segments lost: dropped by the bottleneck (overflow or AQM) or by random loss on the data path.";
+        drops: i64, "segments", "Data segments lost: dropped by a link's queue (overflow or AQM) or by random loss on the data path.";
         drops_overflow: i64, "segments", "Dropped by the bottleneck because its queue was full.";
         drops_aqm: i64, "segments", "Dropped by the queue discipline's AQM.";
         drops_random: i64, "segments", "Lost on the data path by the scenario's random loss.";
         acks_lost: i64, "packets", "ACKs lost on the ACK path by the scenario's random loss.";
         marks: i64, "segments", "Segments the bottleneck marked CE (ECN).";
         rto_count: i64, "", "Retransmission timeouts.";
-        segs_in_network: i64, "segments", "Data segments still on the data path or in the bottleneck at the end (conservation: `segs_sent = segs_received + drops + segs_in_network`). Null on the Linux backend.";
+        segs_in_network: i64, "segments", "Data segments still on the data path, in a link's queue or on its delay line at the end (conservation: `segs_sent = segs_received + drops + segs_in_network`). Null on the Linux backend.";
         segs_received: i64, "segments", "Data segments that reached the receiver. Null on the Linux backend.";
         host: i64, "", "The sender host the flow belongs to (CAKE's per-host isolation).";
+        route: String, "", "The links it crosses, in order, joined by `>` (`bottleneck` in the dumbbell).";
     }
 }
 
@@ -271,14 +272,15 @@ result_table! {
         pacing_rate_mbps: f64, "Mbit/s", "Pacing rate; NaN when the flow is not paced.";
         delivery_rate_mbps: f64, "Mbit/s", "The latest delivery-rate sample (Linux `tcp_rate.c`).";
         retrans_segs: i64, "segments", "Retransmissions so far.";
-        queue_backlog_bytes: i64, "bytes", "The flow's bytes in the bottleneck queue.";
+        queue_backlog_bytes: i64, "bytes", "The flow's bytes in the bottleneck queue (in a network, in all its links' queues).";
     }
 }
 
 result_table! {
-    "queue", "the bottleneck over one sample interval", QueueRow, QueueCols, QUEUE {
+    "queue", "one link over one sample interval", QueueRow, QueueCols, QUEUE {
         time_s: f64, "s", "End of the interval.";
-        backlog_bytes: i64, "bytes", "Bytes in the bottleneck (qdisc and the packet waiting for tokens).";
+        link: String, "", "The link (`bottleneck` in the dumbbell; a row per link and interval in a network).";
+        backlog_bytes: i64, "bytes", "Bytes in the link's queue (qdisc and the packet waiting for tokens).";
         backlog_pkts: i64, "packets", "Packets in the bottleneck.";
         sojourn_mean_ms: f64, "ms", "Mean sojourn time of the packets that left during the interval; NaN if none did.";
         sojourn_max_ms: f64, "ms", "Largest of those sojourn times.";
@@ -299,8 +301,27 @@ result_table! {
     }
 }
 
+result_table! {
+    "links", "one link over the run (the dumbbell has one, `bottleneck`)", LinkRow, LinkCols, LINKS {
+        link: String, "", "The link's name.";
+        rate_mbps: f64, "Mbit/s", "Its rate at the start.";
+        delay_ms: f64, "ms", "Its propagation delay after the queue (0 in the dumbbell, whose delays are the flows' own).";
+        flows: i64, "", "Flows that started and cross it.";
+        utilization: f64, "fraction", "Payload delivered in order by the flows crossing it, as bits, over its capacity (rate integrated over its schedule plus its starting bucket).";
+        wire_utilization: f64, "fraction", "Bytes that left its queue over the same capacity.";
+        qdelay_mean_ms: f64, "ms", "Mean sojourn time in its queue, over every packet that left it.";
+        qdelay_p50_ms: f64, "ms", "Median of the same sojourn times.";
+        qdelay_p95_ms: f64, "ms", "95th percentile of the same sojourn times.";
+        qdelay_p99_ms: f64, "ms", "99th percentile of the same sojourn times.";
+        drops: i64, "packets", "Packets its queue dropped (overflow and AQM).";
+        packets: i64, "packets", "Packets that left its queue.";
+        max_backlog_bytes: i64, "bytes", "Largest backlog of its queue.";
+        max_backlog_pkts: i64, "packets", "Largest backlog of its queue, in packets.";
+    }
+}
+
 /// Every result table, in the order a run returns them.
-pub const TABLES: [TableDef; 5] = [SUMMARY, FLOWS, SAMPLES, QUEUE, TRANSITIONS];
+pub const TABLES: [TableDef; 6] = [SUMMARY, FLOWS, SAMPLES, QUEUE, TRANSITIONS, LINKS];
 
 #[cfg(test)]
 mod tests {

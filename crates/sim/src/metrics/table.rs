@@ -86,6 +86,13 @@ impl Table {
         }
     }
 
+    pub fn strs(&self, name: &str) -> &[String] {
+        match self.column(name) {
+            Some(ColumnData::Str(v)) => v,
+            other => panic!("no string column {name} in {} ({other:?})", self.name),
+        }
+    }
+
     pub fn i64s(&self, name: &str) -> &[i64] {
         match self.column(name) {
             Some(ColumnData::I64(v)) => v,

@@ -8,6 +8,7 @@
 
 use crate::metrics::hist::Histogram;
 use crate::metrics::schema::QueueRow;
+use crate::net::trace::{packet_cost, TraceShaper, TraceSpec, OPPORTUNITY_BYTES};
 use crate::packet::Packet;
 use crate::qdisc::{AnyQdisc, DropCause, Qdisc, QdiscCtx, QdiscEvent};
 use crate::rng::Rng;
@@ -59,6 +60,9 @@ pub struct Bottleneck {
     /// user-space bottleneck frees their frames); the simulator leaves it off.
     pub keep_dropped: bool,
     pub dropped: Vec<Packet>,
+    /// A trace-driven link (`net::trace`) sends at its trace's delivery
+    /// opportunities instead of the token bucket's rate.
+    trace: Option<TraceShaper>,
 }
 
 impl Bottleneck {
@@ -84,7 +88,15 @@ impl Bottleneck {
             max_backlog: (0, 0),
             keep_dropped: false,
             dropped: Vec::new(),
+            trace: None,
         }
+    }
+
+    /// Send at the delivery opportunities of `trace` (Mahimahi's link)
+    /// instead of the token bucket.
+    pub fn with_trace(mut self, trace: &TraceSpec) -> Self {
+        self.trace = Some(TraceShaper::new(trace));
+        self
     }
 
     pub fn rate(&self) -> Rate {
@@ -122,7 +134,7 @@ impl Bottleneck {
     /// capacity is `capacity_bits` (the scheduled rate integrated over the
     /// interval), and a new interval begun. Both backends sample through
     /// this, so their queue tables mean the same.
-    pub fn interval_row(&mut self, time_s: f64, capacity_bits: f64) -> QueueRow {
+    pub fn interval_row(&mut self, link: &str, time_s: f64, capacity_bits: f64) -> QueueRow {
         let (sum, max, n) = std::mem::take(&mut self.interval_sojourn);
         let sent = self.wire_bytes_out - self.wire_bytes_sampled;
         self.wire_bytes_sampled = self.wire_bytes_out;
@@ -134,6 +146,7 @@ impl Bottleneck {
         }
         QueueRow {
             time_s,
+            link: link.to_string(),
             backlog_bytes: self.backlog_bytes() as i64,
             backlog_pkts: self.backlog_packets() as i64,
             sojourn_mean_ms: if n == 0 {
@@ -179,6 +192,11 @@ impl Bottleneck {
     /// A packet arrives at the router.
     pub fn enqueue(&mut self, now: Time, mut pkt: Packet) {
         pkt.enqueued = now;
+        if let Some(tr) = &mut self.trace {
+            if self.held.is_none() && self.qdisc.backlog_packets() == 0 {
+                tr.skip_through(now);
+            }
+        }
         let f = &mut self.flows[pkt.flow as usize];
         f.backlog_bytes += pkt.wire_len as u64;
         f.backlog_pkts += 1;
@@ -196,6 +214,9 @@ impl Bottleneck {
     /// Send what the tokens allow at `now` into `out`; returns when to
     /// call again (None when the queue is empty).
     pub fn service(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if self.trace.is_some() {
+            return self.service_trace(now, out);
+        }
         loop {
             if self.held.is_none() {
                 let mut ctx = QdiscCtx {
@@ -218,6 +239,45 @@ impl Bottleneck {
         }
     }
 
+    /// A trace-driven link: use every opportunity due by `now`
+    /// (`LinkQueue::rationalize`, see `net::trace`); returns the next one
+    /// while packets wait.
+    fn service_trace(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        loop {
+            let tr = self.trace.as_mut().expect("a trace link");
+            let t = tr.next_time();
+            if t > now {
+                break;
+            }
+            tr.advance();
+            let mut left = OPPORTUNITY_BYTES;
+            while left > 0 {
+                if self.held.is_none() {
+                    let mut ctx = QdiscCtx {
+                        events: &mut self.events,
+                        rng: &mut self.rng,
+                    };
+                    self.held = self.qdisc.dequeue(t, &mut ctx);
+                    self.drain_events();
+                    let Some(p) = self.held else { break };
+                    self.trace.as_mut().expect("a trace link").in_transit = packet_cost(&p);
+                }
+                let tr = self.trace.as_mut().expect("a trace link");
+                if tr.in_transit > left {
+                    tr.in_transit -= left;
+                    break;
+                }
+                left -= tr.in_transit;
+                tr.in_transit = 0;
+                let pkt = self.held.take().expect("in transit");
+                self.depart(t, pkt);
+                out.push(pkt);
+            }
+        }
+        let waiting = self.held.is_some() || self.qdisc.backlog_packets() > 0;
+        waiting.then(|| self.trace.as_ref().expect("a trace link").next_time())
+    }
+
     fn depart(&mut self, now: Time, pkt: Packet) {
         let f = &mut self.flows[pkt.flow as usize];
         f.backlog_bytes -= pkt.wire_len as u64;
@@ -229,5 +289,79 @@ impl Bottleneck {
         self.sojourn.record(s);
         let (sum, max, n) = self.interval_sojourn;
         self.interval_sojourn = (sum + s, max.max(s), n + 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::{fifo::Fifo, Limit};
+
+    const MS: u64 = 1_000_000;
+
+    fn trace_link(ms: &[u64]) -> Bottleneck {
+        let spec = TraceSpec {
+            name: "t".into(),
+            ms: ms.to_vec(),
+        };
+        Bottleneck::new(
+            Rate(1),
+            Bytes(1514),
+            AnyQdisc::TailDrop(Fifo::new(Limit::Packets(1000))),
+            Rng::stream(1, "t"),
+            1,
+        )
+        .with_trace(&spec)
+    }
+
+    /// Drive the link as the simulator does (service at each wake-up) until
+    /// `until`; the departure times in ms.
+    fn run(b: &mut Bottleneck, from: Time, until: Time) -> Vec<(u64, u32)> {
+        let mut out = vec![];
+        let mut t = Some(from);
+        while let Some(now) = t.filter(|&t| t <= until) {
+            let mut sent = vec![];
+            t = b.service(now, &mut sent);
+            out.extend(sent.iter().map(|p| (now.0 / MS, p.wire_len)));
+        }
+        out
+    }
+
+    #[test]
+    fn a_trace_link_sends_a_full_frame_at_each_opportunity() {
+        let mut b = trace_link(&[1, 1, 3, 10]);
+        for k in 0..5 {
+            b.enqueue(Time::ZERO, Packet::data(0, k, 1448));
+        }
+        let sent = run(&mut b, Time::ZERO, Time(100 * MS));
+        let times: Vec<u64> = sent.iter().map(|&(t, _)| t).collect();
+        assert_eq!(times, [1, 1, 3, 10, 11], "the schedule repeats after 10 ms");
+    }
+
+    #[test]
+    fn small_packets_share_an_opportunity_and_a_packet_may_span_two() {
+        let mut b = trace_link(&[1, 2]);
+        // A full frame takes all of the first opportunity; 30 ACK-sized
+        // packets (66 of its 1514 bytes each) fill 22 of the second and the
+        // rest wait: the 23rd takes the last 62 bytes and 4 of the third.
+        b.enqueue(Time::ZERO, Packet::data(0, 0, 1448));
+        for k in 0..30 {
+            b.enqueue(Time::ZERO, Packet::ack(0, k, &[]));
+        }
+        let sent = run(&mut b, Time::ZERO, Time(100 * MS));
+        let at = |ms| sent.iter().filter(|&&(t, _)| t == ms).count();
+        assert_eq!((at(1), at(2), at(3)), (1, 22, 8), "{sent:?}");
+    }
+
+    #[test]
+    fn an_idle_link_does_not_bank_opportunities() {
+        let mut b = trace_link(&[1, 1, 3, 10]);
+        // Idle until 4 ms: the opportunities at 1, 1 and 3 ms are gone.
+        b.enqueue(Time(4 * MS), Packet::data(0, 0, 1448));
+        assert_eq!(run(&mut b, Time(4 * MS), Time(100 * MS)), [(10, 1514)]);
+        // Arriving at an idle link at an opportunity's instant misses it
+        // (Mahimahi settles the link before it queues the arrival).
+        b.enqueue(Time(11 * MS), Packet::data(0, 1, 1448));
+        assert_eq!(run(&mut b, Time(11 * MS), Time(100 * MS)), [(13, 1514)]);
     }
 }

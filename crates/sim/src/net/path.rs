@@ -9,7 +9,7 @@ use super::host::HostNoise;
 use super::impair::{Jitter, JitterConfig, LossConfig, LossModel};
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::scenario::Scenario;
+use crate::scenario::FlowSpec;
 use crate::units::{Bytes, Dur, Rate, Time};
 use std::collections::VecDeque;
 
@@ -38,20 +38,19 @@ pub struct Path {
     q: VecDeque<(Time, Packet)>,
 }
 
-/// The forward (data) and reverse (ACK) paths of flow `i` as the scenario
-/// describes them: delays, loss and jitter, each direction with its own
-/// random stream (`flow<i>.fwd`, `flow<i>.rev`). `access` is the rate of the
-/// serializing link in front of the delay (the flow's access link in the
-/// simulator; `Rate::INF` where real links serialize, as in the Linux
-/// backend's bottleneck).
-pub fn flow_paths(sc: &Scenario, i: usize, access: Rate) -> (Path, Path) {
-    let f = &sc.flows[i];
+/// The forward (data) and reverse (ACK) paths of flow `f` as the scenario
+/// describes them: its own delays, loss and jitter, each direction with its
+/// own random stream (`flow<id>.fwd`, `flow<id>.rev`, from the run's
+/// `seed`). `access` is the rate of the serializing link in front of the
+/// delay (the flow's access link in the simulator; `Rate::INF` where real
+/// links serialize, as in the Linux backend's bottleneck).
+pub fn flow_paths(f: &FlowSpec, seed: u64, access: Rate) -> (Path, Path) {
     let imp = |loss: &LossConfig, jitter: &Option<JitterConfig>, name: &str| Impairments {
         loss: loss.build().expect("validated"),
         jitter: jitter
             .as_ref()
             .map_or(Jitter::None, |j| j.build().expect("validated")),
-        rng: Rng::stream(sc.seed, &format!("flow{i}.{name}")),
+        rng: Rng::stream(seed, &format!("flow{}.{name}", f.id)),
     };
     (
         Path::new(access, Dur(f.fwd_delay_ns)).with_impairments(imp(&f.loss, &f.jitter, "fwd")),

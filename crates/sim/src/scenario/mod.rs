@@ -9,10 +9,11 @@ pub mod raw;
 use crate::cc::CcConfig;
 use crate::net::host::HostLatency;
 use crate::net::impair::{JitterConfig, LossConfig};
+use crate::net::trace::{TraceSpec, OPPORTUNITY_FRAME};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
 use crate::units::{self, Bytes, Dur, Rate, SizeSpec};
-use raw::{RawFlow, RawPath, RawScenario, UnitStr};
+use raw::{RawBottleneck, RawFlow, RawLink, RawPath, RawScenario, UnitStr};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -121,9 +122,35 @@ pub struct BottleneckSpec {
     /// (time, rate) steps, ns and bit/s: from each time on, the bottleneck rate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_schedule: Vec<(u64, u64)>,
+    /// A delivery-opportunity trace (Mahimahi's format, `net::trace`) that
+    /// drives the link instead of `rate_bps`, which is then its mean rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+}
+
+/// A queueing link as the simulator and the emulator build it (see
+/// `Scenario::queue_links`).
+#[derive(Clone, Copy, Debug)]
+pub struct LinkRef<'a> {
+    pub name: &'a str,
+    /// Propagation delay after the queue, to the next link or the receiver.
+    pub delay: Dur,
+    pub queue: &'a BottleneckSpec,
 }
 
 impl BottleneckSpec {
+    /// Bits it can send in a run of `duration_ns`: the rate integrated over
+    /// the schedule plus the bucket it starts with.
+    pub fn run_capacity_bits(&self, duration_ns: u64) -> f64 {
+        match &self.trace {
+            // A trace link has no bucket: its opportunities are all it
+            // sends, those at the run's last instant included (the run
+            // handles every event up to and at its end).
+            Some(_) => self.capacity_bits(0, duration_ns + 1),
+            None => self.capacity_bits(0, duration_ns) + (self.burst_bytes * 8) as f64,
+        }
+    }
+
     /// The rate in force at time `t_ns` (the last schedule step at or
     /// before it, else `rate_bps`).
     pub fn rate_at(&self, t_ns: u64) -> u64 {
@@ -140,6 +167,10 @@ impl BottleneckSpec {
     pub fn capacity_bits(&self, from_ns: u64, to_ns: u64) -> f64 {
         if to_ns <= from_ns {
             return 0.0;
+        }
+        if let Some(t) = &self.trace {
+            // A full frame per delivery opportunity in the interval.
+            return (t.opportunities(from_ns, to_ns) * OPPORTUNITY_FRAME * 8) as f64;
         }
         let mut bits = 0.0;
         let mut t = from_ns;
@@ -163,9 +194,10 @@ pub struct FlowSpec {
     /// Index of the `[[flows]]` entry it was expanded from.
     pub group: u32,
     pub label: String,
-    pub cc: String,
-    /// The algorithm's parameters with every default filled in.
-    pub cc_params: serde_json::Value,
+    /// The algorithm and its parameters with every default filled in
+    /// (fields `cc` and `cc_params` of the normalized scenario).
+    #[serde(flatten)]
+    pub cc: CcConfig,
     /// Base RTT: total propagation delay, forward plus reverse.
     pub rtt_ns: u64,
     pub fwd_delay_ns: u64,
@@ -204,6 +236,22 @@ pub struct FlowSpec {
     /// The application stops writing at this time (bulk flows), ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_ns: Option<u64>,
+    /// The links it crosses in order (indices into `Scenario::links`);
+    /// empty in the dumbbell, whose one link every flow crosses. `rtt_ns`
+    /// includes the route's delays both ways; `fwd_delay_ns` and
+    /// `rev_delay_ns` are the flow's own part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub route: Vec<u32>,
+}
+
+/// One link of a network: a queue (shaper and queue discipline, as the
+/// dumbbell's bottleneck) followed by a propagation delay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkSpec {
+    pub name: String,
+    pub delay_ns: u64,
+    #[serde(flatten)]
+    pub queue: BottleneckSpec,
 }
 
 fn is_no_loss(l: &LossConfig) -> bool {
@@ -242,7 +290,12 @@ pub struct Scenario {
     pub description: String,
     pub duration_ns: u64,
     pub seed: u64,
-    pub bottleneck: BottleneckSpec,
+    /// The dumbbell's one queueing link; `None` when `links` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<BottleneckSpec>,
+    /// A network's links (`[[links]]`), crossed by each flow's `route`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkSpec>,
     pub flows: Vec<FlowSpec>,
     pub sample_interval_ns: u64,
     /// The end hosts' answer timing (`net::host`); the simulator applies
@@ -293,14 +346,46 @@ impl Scenario {
         Dur(self.duration_ns)
     }
 
-    /// What the bottleneck can send over the whole run, in bits: the token
-    /// bucket's envelope, its rate integrated over the schedule plus the
-    /// bucket it starts with (`burst`; one frame by default, the frame a
-    /// link of that rate is still sending at the end). The denominator of
-    /// the run's utilization, which therefore never exceeds 1.
+    /// Every queueing link, in order: the dumbbell's bottleneck (named
+    /// "bottleneck", no delay after it) or the network's `[[links]]`.
+    pub fn queue_links(&self) -> Vec<LinkRef<'_>> {
+        match &self.bottleneck {
+            Some(b) => vec![LinkRef {
+                name: "bottleneck",
+                delay: Dur::ZERO,
+                queue: b,
+            }],
+            None => self
+                .links
+                .iter()
+                .map(|l| LinkRef {
+                    name: &l.name,
+                    delay: Dur(l.delay_ns),
+                    queue: &l.queue,
+                })
+                .collect(),
+        }
+    }
+
+    /// The links flow `i` crosses, as indices into `queue_links()`.
+    pub fn route(&self, i: usize) -> &[u32] {
+        if self.bottleneck.is_some() {
+            &[0]
+        } else {
+            &self.flows[i].route
+        }
+    }
+
+    /// What a link can send over the whole run, in bits: the token bucket's
+    /// envelope, its rate integrated over the schedule plus the bucket it
+    /// starts with (`burst`; one frame by default, the frame a link of that
+    /// rate is still sending at the end). Summed over the links, the
+    /// denominator of the run's utilization, which therefore never exceeds 1.
     pub fn run_capacity_bits(&self) -> f64 {
-        let b = &self.bottleneck;
-        b.capacity_bits(0, self.duration_ns) + (b.burst_bytes * 8) as f64
+        self.queue_links()
+            .iter()
+            .map(|l| l.queue.run_capacity_bits(self.duration_ns))
+            .sum()
     }
 
     /// What running this scenario will cost, estimated before it runs
@@ -309,7 +394,9 @@ impl Scenario {
     /// the rows of the sampled tables and the memory those take.
     pub fn cost(&self) -> Cost {
         let frame_bits = largest_frame(&self.flows) as f64 * 8.0;
+        // Every link's packets (a packet crossing k links is counted k times).
         let packets = self.run_capacity_bits() / frame_bits;
+        let nlinks = self.queue_links().len() as f64;
         let intervals = (self.duration_ns / self.sample_interval_ns.max(1)) as f64 + 1.0;
         let flows = self.flows.len() as f64;
         let sample_rows = flows * intervals;
@@ -319,9 +406,9 @@ impl Scenario {
             // timers; `benches/throughput.rs`); 4 as the bound.
             events: packets * 4.0 + flows * 16.0,
             sample_rows,
-            queue_rows: intervals,
+            queue_rows: intervals * nlinks,
             // ~30 columns of 8 bytes per sample row, ~4 KB of state per flow.
-            memory_bytes: sample_rows * 240.0 + intervals * 80.0 + flows * 4096.0,
+            memory_bytes: sample_rows * 240.0 + intervals * nlinks * 80.0 + flows * 4096.0,
         }
     }
 
@@ -338,19 +425,32 @@ impl Scenario {
             path: e.path().to_string(),
             message: e.into_inner().to_string(),
         })?;
-        for (i, f) in sc.flows.iter().enumerate() {
-            CcConfig::parse(&f.cc, &f.cc_params).map_err(|m| ScenarioError {
-                path: format!("flows[{i}].cc_params"),
-                message: m,
-            })?;
+        // Exactly one network: the dumbbell's bottleneck, or links that every
+        // flow's route names.
+        match (&sc.bottleneck, sc.links.len()) {
+            (Some(_), 0) => {
+                if let Some(i) = sc.flows.iter().position(|f| !f.route.is_empty()) {
+                    return err(format!("flows[{i}].route"), "a dumbbell flow has no route");
+                }
+            }
+            (None, n) if n > 0 => {
+                for (i, f) in sc.flows.iter().enumerate() {
+                    if f.route.is_empty() || f.route.iter().any(|&l| l as usize >= n) {
+                        return err(
+                            format!("flows[{i}].route"),
+                            format!("must name links 0..{n}"),
+                        );
+                    }
+                }
+            }
+            _ => return err("links", "give either bottleneck or links"),
         }
         Ok(sc)
     }
 
     /// The validated algorithm config of flow `i`.
-    pub fn cc_config(&self, i: usize) -> CcConfig {
-        let f = &self.flows[i];
-        CcConfig::parse(&f.cc, &f.cc_params).expect("validated at normalization")
+    pub fn cc_config(&self, i: usize) -> &CcConfig {
+        &self.flows[i].cc
     }
 }
 
@@ -451,113 +551,51 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         }
     };
 
+    let net = LinkNames::read(raw.links.as_deref())?;
     let mut flows = Vec::new();
     for (g, rf) in raw_flows.iter().enumerate() {
-        expand_flow(g, rf, &path, duration, &mut flows)?;
+        expand_flow(g, rf, &path, &net, duration, &mut flows)?;
     }
 
-    let rb = raw.bottleneck.unwrap_or_default();
-    let rate = match &rb.rate {
-        Some(r) => positive_rate_at("bottleneck.rate", r)?,
+    let mtu_wire = largest_frame(&flows);
+    let (bottleneck, links) = match raw.links {
         None => {
-            return err(
-                "bottleneck.rate",
-                "missing: give the bottleneck rate, e.g. rate = \"100Mbps\"",
+            let rtts: Vec<u64> = flows.iter().map(|f| f.rtt_ns).collect();
+            let rb = raw.bottleneck.unwrap_or_default();
+            (
+                Some(normalize_queue("bottleneck", &rb, &rtts, mtu_wire)?),
+                vec![],
             )
         }
-    };
-    let bdp_rtt = match rb.bdp_rtt.as_ref().map(|s| s.0.as_str()) {
-        None | Some("min") => Dur(flows.iter().map(|f| f.rtt_ns).min().unwrap_or(0)),
-        Some("max") => Dur(flows.iter().map(|f| f.rtt_ns).max().unwrap_or(0)),
-        Some(s) => units::parse_duration(s).map_err(|m| ScenarioError {
-            path: "bottleneck.bdp_rtt".into(),
-            message: format!("{m}, or \"min\" or \"max\""),
-        })?,
-    };
-    let bdp = units::bdp(rate, bdp_rtt);
-    let mtu_wire = largest_frame(&flows);
-    let buffer_str = rb.buffer.clone().unwrap_or(UnitStr("1BDP".into()));
-    let limit = resolve_buffer("bottleneck.buffer", &buffer_str.0, bdp, mtu_wire)?;
-    let burst_bytes = match &rb.burst {
-        None => mtu_wire as u64,
-        Some(b) => match units::parse_size(&b.0).or_else(|m| err("bottleneck.burst", m))? {
-            SizeSpec::Bytes(n) => n,
-            SizeSpec::Packets(p) => (p * mtu_wire as f64).round() as u64,
-            SizeSpec::Bdp(k) => (k * bdp.0 as f64).round() as u64,
-        },
-    };
-    if burst_bytes < mtu_wire as u64 {
-        return err(
-            "bottleneck.burst",
-            format!("{burst_bytes} bytes is smaller than one packet ({mtu_wire} bytes)"),
-        );
-    }
-    let ecn = rb.ecn.unwrap_or(false);
-    let qdisc_name = rb.qdisc.clone().unwrap_or_else(|| "taildrop".into());
-    let mut qdisc_params = serde_json::Value::Null;
-    for (k, v) in &rb.qdisc_params {
-        if !QdiscConfig::NAMES.contains(&k.as_str()) {
-            return err(
-                format!("bottleneck.{k}"),
-                format!(
-                    "unknown field; expected one of rate, buffer, bdp_rtt, qdisc, ecn, burst, or a [bottleneck.<qdisc>] table ({})",
-                    QdiscConfig::NAMES.join(", ")
-                ),
-            );
+        Some(raw_links) => {
+            if raw.bottleneck.is_some() {
+                return err(
+                    "links",
+                    "give either [bottleneck] (the dumbbell) or [[links]] (a network), not both",
+                );
+            }
+            let mut links = Vec::with_capacity(raw_links.len());
+            for (k, rl) in raw_links.iter().enumerate() {
+                let on: Vec<u64> = flows
+                    .iter()
+                    .filter(|f| f.route.contains(&(k as u32)))
+                    .map(|f| f.rtt_ns)
+                    .collect();
+                let rtts = if on.is_empty() {
+                    flows.iter().map(|f| f.rtt_ns).collect()
+                } else {
+                    on
+                };
+                let spec = normalize_queue(&format!("links[{k}]"), &rl.queue, &rtts, mtu_wire)?;
+                links.push(LinkSpec {
+                    name: net.names[k].clone(),
+                    delay_ns: net.delays[k].0,
+                    queue: spec,
+                });
+            }
+            (None, links)
         }
-        if *k != qdisc_name {
-            return err(
-                format!("bottleneck.{k}"),
-                format!("parameters for {k:?} but bottleneck.qdisc is {qdisc_name:?}"),
-            );
-        }
-        if !v.is_object() {
-            return err(format!("bottleneck.{k}"), "expected a table of parameters");
-        }
-        qdisc_params = v.clone();
-    }
-    let env = QdiscEnv {
-        limit,
-        rate,
-        mtu_wire,
-        ecn,
     };
-    let qdisc = QdiscConfig::parse(&qdisc_name, &qdisc_params, &env).map_err(|m| {
-        let path = if qdisc_params.is_null() {
-            "bottleneck.qdisc".to_string()
-        } else {
-            format!("bottleneck.{qdisc_name}")
-        };
-        ScenarioError { path, message: m }
-    })?;
-
-    let mut rate_schedule = Vec::new();
-    for (k, (t, r)) in rb.rate_schedule.iter().flatten().enumerate() {
-        let t = duration_at(&format!("bottleneck.rate_schedule[{k}][0]"), t)?;
-        let r = positive_rate_at(&format!("bottleneck.rate_schedule[{k}][1]"), r)?;
-        if rate_schedule.last().is_some_and(|&(prev, _)| t.0 < prev) {
-            return err(
-                format!("bottleneck.rate_schedule[{k}][0]"),
-                "times must not decrease",
-            );
-        }
-        rate_schedule.push((t.0, r.0));
-    }
-
-    // A bucket deeper than a second of transmission at the largest rate is
-    // no longer a shaper (issue 10: 20 GiB on 100 Mbit/s gave utilization
-    // 5571% and runs that did not end).
-    let top_rate = Rate(rate_schedule.iter().map(|&(_, r)| r).fold(rate.0, u64::max));
-    let burst_max = (top_rate.0 / 8).max(mtu_wire as u64);
-    if burst_bytes > burst_max {
-        return err(
-            "bottleneck.burst",
-            format!(
-                "{burst_bytes} bytes is more than one second of transmission at {} ({burst_max} bytes)",
-                units::format_rate(top_rate)
-            ),
-        );
-    }
 
     let sample_interval = match raw.sample.and_then(|s| s.interval) {
         Some(i) => positive_duration_at("sample.interval", &i)?,
@@ -590,17 +628,8 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         description: raw.description.unwrap_or_default(),
         duration_ns: duration.0,
         seed,
-        bottleneck: BottleneckSpec {
-            rate_bps: rate.0,
-            buffer: buffer_str.0,
-            limit,
-            bdp_bytes: bdp.0,
-            bdp_rtt_ns: bdp_rtt.0,
-            qdisc,
-            ecn,
-            burst_bytes,
-            rate_schedule,
-        },
+        bottleneck,
+        links,
         flows,
         sample_interval_ns: sample_interval.0,
         hosts: HostsSpec {
@@ -610,6 +639,258 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
             push_acks,
         },
     })
+}
+
+/// Normalize one queueing link (`[bottleneck]`, or `[[links]]` entry
+/// `prefix`): rate, buffer (BDP multiples of the rate and `bdp_rtt`, by
+/// default the smallest of `rtts`, the base RTTs of the flows that cross
+/// it), queue discipline, burst and rate schedule. Errors name
+/// `<prefix>.<field>`.
+fn normalize_queue(
+    prefix: &str,
+    rb: &RawBottleneck,
+    rtts: &[u64],
+    mtu_wire: u32,
+) -> Result<BottleneckSpec, ScenarioError> {
+    let at = |field: &str| format!("{prefix}.{field}");
+    let trace = match &rb.trace {
+        None => None,
+        Some(t) => {
+            let spec = t.spec().map_err(|m| ScenarioError {
+                path: at("trace"),
+                message: m,
+            })?;
+            for (field, given) in [
+                ("rate", rb.rate.is_some()),
+                ("burst", rb.burst.is_some()),
+                ("rate_schedule", rb.rate_schedule.is_some()),
+            ] {
+                if given {
+                    return err(
+                        at(field),
+                        "a trace-driven link sends at its trace's delivery opportunities: remove this field or the trace",
+                    );
+                }
+            }
+            Some(spec)
+        }
+    };
+    let rate =
+        match (&rb.rate, &trace) {
+            (_, Some(t)) => t.mean_rate(),
+            (rate, None) => match rate {
+                Some(r) => positive_rate_at(&at("rate"), r)?,
+                None => return err(
+                    at("rate"),
+                    "missing: give the link's rate, e.g. rate = \"100Mbps\", or a delivery trace",
+                ),
+            },
+        };
+    let bdp_rtt = match rb.bdp_rtt.as_ref().map(|s| s.0.as_str()) {
+        None | Some("min") => Dur(rtts.iter().copied().min().unwrap_or(0)),
+        Some("max") => Dur(rtts.iter().copied().max().unwrap_or(0)),
+        Some(s) => units::parse_duration(s).map_err(|m| ScenarioError {
+            path: at("bdp_rtt"),
+            message: format!("{m}, or \"min\" or \"max\""),
+        })?,
+    };
+    let bdp = units::bdp(rate, bdp_rtt);
+    let buffer_str = rb.buffer.clone().unwrap_or(UnitStr("1BDP".into()));
+    let limit = resolve_buffer(&at("buffer"), &buffer_str.0, bdp, mtu_wire)?;
+    let burst_bytes = match &rb.burst {
+        None => mtu_wire as u64,
+        Some(b) => match units::parse_size(&b.0).or_else(|m| err(at("burst"), m))? {
+            SizeSpec::Bytes(n) => n,
+            SizeSpec::Packets(p) => (p * mtu_wire as f64).round() as u64,
+            SizeSpec::Bdp(k) => (k * bdp.0 as f64).round() as u64,
+        },
+    };
+    if burst_bytes < mtu_wire as u64 {
+        return err(
+            at("burst"),
+            format!("{burst_bytes} bytes is smaller than one packet ({mtu_wire} bytes)"),
+        );
+    }
+    let ecn = rb.ecn.unwrap_or(false);
+    let qdisc_name = rb.qdisc.clone().unwrap_or_else(|| "taildrop".into());
+    let mut qdisc_params = serde_json::Value::Null;
+    for (k, v) in &rb.qdisc_params {
+        if !QdiscConfig::NAMES.contains(&k.as_str()) {
+            return err(
+                at(k),
+                format!(
+                    "unknown field; expected one of {}rate, buffer, bdp_rtt, qdisc, ecn, burst, rate_schedule, trace, or a [{prefix}.<qdisc>] table ({})",
+                    if prefix == "bottleneck" { "" } else { "name, delay, " },
+                    QdiscConfig::NAMES.join(", ")
+                ),
+            );
+        }
+        if *k != qdisc_name {
+            return err(
+                at(k),
+                format!("parameters for {k:?} but {prefix}.qdisc is {qdisc_name:?}"),
+            );
+        }
+        if !v.is_object() {
+            return err(at(k), "expected a table of parameters");
+        }
+        qdisc_params = v.clone();
+    }
+    let env = QdiscEnv {
+        limit,
+        rate,
+        mtu_wire,
+        ecn,
+    };
+    let qdisc = QdiscConfig::parse(&qdisc_name, &qdisc_params, &env).map_err(|m| {
+        let path = if qdisc_params.is_null() {
+            at("qdisc")
+        } else {
+            at(&qdisc_name)
+        };
+        ScenarioError { path, message: m }
+    })?;
+
+    let mut rate_schedule = Vec::new();
+    for (k, (t, r)) in rb.rate_schedule.iter().flatten().enumerate() {
+        let t = duration_at(&at(&format!("rate_schedule[{k}][0]")), t)?;
+        let r = positive_rate_at(&at(&format!("rate_schedule[{k}][1]")), r)?;
+        if rate_schedule.last().is_some_and(|&(prev, _)| t.0 < prev) {
+            return err(
+                at(&format!("rate_schedule[{k}][0]")),
+                "times must not decrease",
+            );
+        }
+        rate_schedule.push((t.0, r.0));
+    }
+
+    // A bucket deeper than a second of transmission at the largest rate is
+    // no longer a shaper (issue 10: 20 GiB on 100 Mbit/s gave utilization
+    // 5571% and runs that did not end).
+    let top_rate = Rate(rate_schedule.iter().map(|&(_, r)| r).fold(rate.0, u64::max));
+    let burst_max = (top_rate.0 / 8).max(mtu_wire as u64);
+    if burst_bytes > burst_max {
+        return err(
+            at("burst"),
+            format!(
+                "{burst_bytes} bytes is more than one second of transmission at {} ({burst_max} bytes)",
+                units::format_rate(top_rate)
+            ),
+        );
+    }
+
+    Ok(BottleneckSpec {
+        rate_bps: rate.0,
+        buffer: buffer_str.0,
+        limit,
+        bdp_bytes: bdp.0,
+        bdp_rtt_ns: bdp_rtt.0,
+        qdisc,
+        ecn,
+        burst_bytes,
+        rate_schedule,
+        trace,
+    })
+}
+
+/// The names and delays of `[[links]]`, read before the flows (whose
+/// routes name links and whose base RTTs include the links' delays).
+struct LinkNames {
+    names: Vec<String>,
+    delays: Vec<Dur>,
+}
+
+/// Upper bound on `[[links]]` (a route is checked link by link per flow).
+const MAX_LINKS: usize = 1_000;
+
+impl LinkNames {
+    fn read(links: Option<&[RawLink]>) -> Result<LinkNames, ScenarioError> {
+        let mut net = LinkNames {
+            names: vec![],
+            delays: vec![],
+        };
+        let Some(links) = links else { return Ok(net) };
+        if links.is_empty() {
+            return err("links", "an empty list: give at least one [[links]] table");
+        }
+        if links.len() > MAX_LINKS {
+            return err(
+                "links",
+                format!("{} links: at most {MAX_LINKS}", links.len()),
+            );
+        }
+        for (k, l) in links.iter().enumerate() {
+            let name = match &l.name {
+                None => format!("link{k}"),
+                Some(n) => {
+                    let ok = !n.is_empty()
+                        && n.len() <= 32
+                        && n.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+                    if !ok {
+                        return err(
+                            format!("links[{k}].name"),
+                            format!(
+                                "{n:?}: a link's name is 1-32 letters, digits, '_', '-' or '.'"
+                            ),
+                        );
+                    }
+                    n.clone()
+                }
+            };
+            if net.names.contains(&name) {
+                return err(
+                    format!("links[{k}].name"),
+                    format!("{name:?} names two links"),
+                );
+            }
+            let delay = match &l.delay {
+                None => Dur::ZERO,
+                Some(d) => duration_at(&format!("links[{k}].delay"), d)?,
+            };
+            net.names.push(name);
+            net.delays.push(delay);
+        }
+        Ok(net)
+    }
+
+    /// A flow's `route` as link indices: every name a link, none twice.
+    fn route(&self, at: &str, route: Option<&[String]>) -> Result<Vec<u32>, ScenarioError> {
+        match (route, self.names.is_empty()) {
+            (None, true) => Ok(vec![]),
+            (Some(_), true) => err(
+                at,
+                "a route needs a network: define its links with [[links]] (the dumbbell's [bottleneck] has no route)",
+            ),
+            (None, false) => err(
+                at,
+                format!(
+                    "missing: with [[links]], every flow names the links it crosses in order, e.g. route = [{:?}]",
+                    self.names[0]
+                ),
+            ),
+            (Some([]), false) => err(at, "an empty route: name at least one link"),
+            (Some(names), false) => {
+                let mut out: Vec<u32> = Vec::with_capacity(names.len());
+                for (k, n) in names.iter().enumerate() {
+                    let Some(l) = self.names.iter().position(|x| x == n) else {
+                        return err(
+                            format!("{at}[{k}]"),
+                            format!("unknown link {n:?}; the links are {}", self.names.join(", ")),
+                        );
+                    };
+                    if out.contains(&(l as u32)) {
+                        return err(
+                            format!("{at}[{k}]"),
+                            format!("{n:?} is crossed twice"),
+                        );
+                    }
+                    out.push(l as u32);
+                }
+                Ok(out)
+            }
+        }
+    }
 }
 
 fn check_split(path: &str, s: f64) -> Result<(), ScenarioError> {
@@ -659,10 +940,15 @@ fn expand_flow(
     g: usize,
     rf: &RawFlow,
     path: &RawPath,
+    net: &LinkNames,
     duration: Dur,
     out: &mut Vec<FlowSpec>,
 ) -> Result<(), ScenarioError> {
     let at = |field: &str| format!("flows[{g}].{field}");
+    let route = net.route(&at("route"), rf.route.as_deref())?;
+    // The links' own propagation delays, each crossed once each way (the
+    // ACKs return over an uncongested path of the same length).
+    let route_delay = Dur(route.iter().map(|&l| net.delays[l as usize].0).sum());
     let cc = match &rf.cc {
         Some(c) => c.clone(),
         None => {
@@ -691,9 +977,19 @@ fn expand_flow(
             format!("{count} flows: count must be at least 1"),
         );
     }
+    // On a route whose links have delays, `rtt` is what the flow adds to
+    // them (its access links) and may be zero.
+    let own_rtt = |field: &str, r: &UnitStr| {
+        if route_delay > Dur::ZERO {
+            duration_at(field, r)
+        } else {
+            positive_duration_at(field, r)
+        }
+    };
     let rtt = match (&rf.rtt, &path.rtt) {
-        (Some(r), _) => positive_duration_at(&at("rtt"), r)?,
-        (None, Some(r)) => positive_duration_at("path.rtt", r)?,
+        (Some(r), _) => own_rtt(&at("rtt"), r)?,
+        (None, Some(r)) => own_rtt("path.rtt", r)?,
+        (None, None) if route_delay > Dur::ZERO => Dur::ZERO,
         (None, None) => {
             return err(
                 at("rtt"),
@@ -701,6 +997,7 @@ fn expand_flow(
             )
         }
     };
+    let base_rtt = rtt + route_delay + route_delay;
     let split = rf.rtt_split.or(path.rtt_split).unwrap_or(0.5);
     check_split(&at("rtt_split"), split)?;
     let access_rate = match (&rf.access_rate, &path.access_rate) {
@@ -930,13 +1227,11 @@ fn expand_flow(
             out.push(FlowSpec {
                 id,
                 group: g as u32,
-                label: rf
-                    .label
-                    .clone()
-                    .unwrap_or_else(|| format!("{}-{}", cfg.name(), units::format_duration(rtt))),
-                cc: cfg.name().to_string(),
-                cc_params: cfg.params_json(),
-                rtt_ns: rtt.0,
+                label: rf.label.clone().unwrap_or_else(|| {
+                    format!("{}-{}", cfg.name(), units::format_duration(base_rtt))
+                }),
+                cc: cfg.clone(),
+                rtt_ns: base_rtt.0,
                 fwd_delay_ns: fwd.0,
                 rev_delay_ns: (rtt - fwd).0,
                 access_rate_bps: access_rate.0,
@@ -959,6 +1254,7 @@ fn expand_flow(
                 rtt_schedule: rtt_schedule.clone(),
                 rtt_split: split,
                 stop_ns: stop,
+                route: route.clone(),
             });
         }
     }
@@ -1111,10 +1407,19 @@ mod tests {
         let mut j = base();
         j["bottleneck"]["burst"] = serde_json::json!("100KB");
         let s = norm(j).unwrap();
-        let rate_only = s.bottleneck.capacity_bits(0, s.duration_ns);
+        let rate_only = s
+            .bottleneck
+            .as_ref()
+            .unwrap()
+            .capacity_bits(0, s.duration_ns);
         assert_eq!(s.run_capacity_bits(), rate_only + (100_000 * 8) as f64);
         let d = norm(base()).unwrap();
-        let cap = d.bottleneck.capacity_bits(0, d.duration_ns) + 1514.0 * 8.0;
+        let cap = d
+            .bottleneck
+            .as_ref()
+            .unwrap()
+            .capacity_bits(0, d.duration_ns)
+            + 1514.0 * 8.0;
         assert_eq!(d.run_capacity_bits(), cap);
     }
 
@@ -1122,7 +1427,7 @@ mod tests {
     fn capacity_integrates_the_rate_schedule() {
         let mut j = base();
         j["bottleneck"]["rate_schedule"] = serde_json::json!([["2s", "10Mbps"], ["5s", "50Mbps"]]);
-        let b = norm(j).unwrap().bottleneck;
+        let b = norm(j).unwrap().bottleneck.unwrap();
         let s = 1_000_000_000u64;
         assert_eq!(b.rate_at(0), 100_000_000);
         assert_eq!(b.rate_at(2 * s), 10_000_000);
@@ -1144,8 +1449,8 @@ mod tests {
             20_000_000
         );
         // BDP of the shortest RTT: 100 Mbps x 20 ms = 250 kB.
-        assert_eq!(s.bottleneck.bdp_bytes, 250_000);
-        assert_eq!(s.bottleneck.limit, Limit::Bytes(250_000));
+        assert_eq!(s.bottleneck.as_ref().unwrap().bdp_bytes, 250_000);
+        assert_eq!(s.bottleneck.as_ref().unwrap().limit, Limit::Bytes(250_000));
         let back = Scenario::from_json(&s.to_json()).unwrap();
         assert_eq!(back, s);
     }
@@ -1154,14 +1459,20 @@ mod tests {
     fn bdp_multiples_never_fall_below_one_packet() {
         let mut j = base();
         j["bottleneck"]["buffer"] = "0.001BDP".into();
-        assert_eq!(norm(j).unwrap().bottleneck.limit, Limit::Bytes(1514));
+        assert_eq!(
+            norm(j).unwrap().bottleneck.as_ref().unwrap().limit,
+            Limit::Bytes(1514)
+        );
     }
 
     #[test]
     fn bdp_rtt_max_uses_the_longest_rtt() {
         let mut j = base();
         j["bottleneck"]["bdp_rtt"] = "max".into();
-        assert_eq!(norm(j).unwrap().bottleneck.bdp_bytes, 625_000);
+        assert_eq!(
+            norm(j).unwrap().bottleneck.as_ref().unwrap().bdp_bytes,
+            625_000
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! unknown fields and wrong types; `normalize` checks values and resolves units.
 
 use crate::net::impair::{JitterConfig, LossConfig};
+use crate::net::trace::TraceSpec;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -35,6 +36,9 @@ pub struct RawScenario {
     pub duration: Option<UnitStr>,
     pub seed: Option<u64>,
     pub bottleneck: Option<RawBottleneck>,
+    /// A network instead of the dumbbell: its links, each crossed by the
+    /// flows whose `route` names it.
+    pub links: Option<Vec<RawLink>>,
     pub path: Option<RawPath>,
     pub flows: Option<Vec<RawFlow>>,
     pub sample: Option<RawSample>,
@@ -63,9 +67,54 @@ pub struct RawBottleneck {
     pub burst: Option<UnitStr>,
     /// `[[time, rate], ...]`: the bottleneck rate changes at these times.
     pub rate_schedule: Option<Vec<(UnitStr, UnitStr)>>,
+    /// A delivery-opportunity trace (Mahimahi's format) instead of `rate`.
+    pub trace: Option<RawTrace>,
     /// `[bottleneck.<qdisc>]` parameter tables, checked against `qdisc`.
     #[serde(flatten)]
     pub qdisc_params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `trace`: the timestamps (ms) themselves, or `{ name, ms }` as the Python
+/// loader gives a trace file it read; a file name reaching the core unread
+/// is an error.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum RawTrace {
+    Inline(Vec<u64>),
+    Named { name: String, ms: Vec<u64> },
+    File(String),
+}
+
+impl RawTrace {
+    pub fn spec(&self) -> Result<TraceSpec, String> {
+        let spec = match self {
+            RawTrace::Inline(ms) => TraceSpec {
+                name: "inline".into(),
+                ms: ms.clone(),
+            },
+            RawTrace::Named { name, ms } => TraceSpec {
+                name: name.clone(),
+                ms: ms.clone(),
+            },
+            RawTrace::File(f) => {
+                return Err(format!(
+                    "{f:?}: a trace file is read by ccarena's Python loader (ccarena run, validate, ccarena.run); given to the core directly, a trace is its list of millisecond timestamps"
+                ))
+            }
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+/// One `[[links]]` entry: a queueing link (the fields of `[bottleneck]`)
+/// with a name and the propagation delay that follows it.
+#[derive(Deserialize, Debug, Default)]
+pub struct RawLink {
+    pub name: Option<String>,
+    pub delay: Option<UnitStr>,
+    #[serde(flatten)]
+    pub queue: RawBottleneck,
 }
 
 /// Path properties; under `[path]` they are defaults for every flow.
@@ -117,6 +166,8 @@ pub struct RawFlow {
     pub stop: Option<UnitStr>,
     /// `[[time, rtt], ...]`: the flow's RTT changes at these times.
     pub rtt_schedule: Option<Vec<(UnitStr, UnitStr)>>,
+    /// The links it crosses, in order (networks given by `[[links]]`).
+    pub route: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Debug, Default, Clone)]

@@ -1,0 +1,120 @@
+//! The network a scenario describes, built once from the normalized
+//! scenario: every queueing link (a token-bucket shaper and queue
+//! discipline, `Bottleneck`, followed by a propagation delay line) and each
+//! flow's route through them. No clock here: the simulator's world drives
+//! it with its events.
+//!
+//! The dumbbell is the network of one link named "bottleneck" with no delay
+//! after it: all its propagation sits in each flow's own paths (`net::path`).
+//! In a network of `[[links]]`, a flow's own path carries its own share of
+//! the RTT to its first link; each link's delay follows its queue; the ACKs
+//! return on the flow's uncongested reverse path, whose delay adds the
+//! route's link delays.
+
+use super::bottleneck::Bottleneck;
+use super::path::Path;
+use crate::rng::Rng;
+use crate::scenario::{BottleneckSpec, Scenario};
+use crate::units::{Bytes, Dur, Rate};
+
+/// One link: its queue, then its propagation delay.
+pub struct Link {
+    pub name: String,
+    pub queue: Bottleneck,
+    /// Packets that left the queue and are propagating to the next hop
+    /// (empty when `delay` is zero: they hop at once).
+    pub line: Path,
+    pub delay: Dur,
+    /// The link's rate, buffer and schedule as the scenario gives them.
+    pub spec: BottleneckSpec,
+}
+
+pub struct Network {
+    pub links: Vec<Link>,
+    /// Each flow's links, in order.
+    routes: Vec<Vec<u32>>,
+}
+
+impl Network {
+    pub fn new(sc: &Scenario) -> Network {
+        let n = sc.flows.len();
+        let dumbbell = sc.bottleneck.is_some();
+        let links = sc
+            .queue_links()
+            .iter()
+            .map(|l| {
+                let q = l.queue;
+                // The dumbbell keeps the stream it always had.
+                let stream = if dumbbell {
+                    "bottleneck.qdisc".to_string()
+                } else {
+                    format!("links.{}.qdisc", l.name)
+                };
+                let mut queue = Bottleneck::new(
+                    Rate(q.rate_bps),
+                    Bytes(q.burst_bytes),
+                    q.qdisc.build(),
+                    Rng::stream(sc.seed, &stream),
+                    n,
+                );
+                if let Some(t) = &q.trace {
+                    queue = queue.with_trace(t);
+                }
+                Link {
+                    name: l.name.to_string(),
+                    queue,
+                    line: Path::new(Rate::INF, l.delay),
+                    delay: l.delay,
+                    spec: q.clone(),
+                }
+            })
+            .collect();
+        Network {
+            links,
+            routes: (0..n).map(|i| sc.route(i).to_vec()).collect(),
+        }
+    }
+
+    pub fn route(&self, flow: u32) -> &[u32] {
+        &self.routes[flow as usize]
+    }
+
+    /// The link a flow's packets enter first.
+    pub fn first_hop(&self, flow: u32) -> u32 {
+        self.routes[flow as usize][0]
+    }
+
+    /// Where a packet of `flow` goes after `link`: the next link of its
+    /// route, or `None` for its receiver.
+    pub fn next_hop(&self, flow: u32, link: u32) -> Option<u32> {
+        let r = self.routes[flow as usize].as_slice();
+        match r {
+            // The dumbbell and every one-link route: straight to the receiver.
+            [_] => None,
+            _ => {
+                let k = r.iter().position(|&l| l == link).expect("on its route");
+                r.get(k + 1).copied()
+            }
+        }
+    }
+
+    /// The propagation delay of a flow's links, one way.
+    pub fn route_delay(&self, flow: u32) -> Dur {
+        Dur(self
+            .route(flow)
+            .iter()
+            .map(|&l| self.links[l as usize].delay.0)
+            .sum())
+    }
+
+    /// The rate of the slowest link at the start (the summary's `rate_mbps`).
+    pub fn slowest_rate(&self) -> Rate {
+        Rate(
+            self.links
+                .iter()
+                .map(|l| l.spec.rate_bps)
+                .min()
+                .unwrap_or(0),
+        )
+    }
+}

@@ -1,0 +1,299 @@
+//! Networks of `[[links]]` (issue 11): the dumbbell written as a one-link
+//! network gives the dumbbell's results; link delays add to the RTT; the
+//! slowest link of a route is its bottleneck; a parking lot's long flow
+//! loses share as it crosses more congested links (the textbook direction
+//! for Reno); scenario errors name the field.
+
+mod common;
+
+use ccarena_sim::scenario::normalize_json;
+use ccarena_sim::world::Results;
+use common::{bits, sim, strs};
+use serde_json::{json, Value};
+
+fn col(r: &Results, table: &str, c: &str) -> Vec<f64> {
+    r.table(table).f64s(c).to_vec()
+}
+
+#[test]
+fn a_one_link_network_is_the_dumbbell() {
+    // Tail drop draws no random numbers, so the link's own random stream
+    // (`links.<name>.qdisc`, the dumbbell's is `bottleneck.qdisc`) does not
+    // matter: every table must be the same but for the route's name.
+    let flows = json!([
+        {"cc": "cubic", "rtt": "10ms", "pacing": "none"},
+        {"cc": "reno", "rtt": "50ms", "start": "1s"},
+        {"cc": "bbr1", "rtt": "30ms", "size": "2MB", "start": "2s"}
+    ]);
+    let bn = json!({"rate": "40Mbps", "buffer": "1BDP"});
+    let dumbbell = sim(json!({"duration": "10s", "bottleneck": bn, "flows": flows}));
+    let mut net_flows = flows.clone();
+    for f in net_flows.as_array_mut().unwrap() {
+        f["route"] = json!(["core"]);
+    }
+    let mut link = bn.clone();
+    link["name"] = json!("core");
+    let net = sim(json!({"duration": "10s", "links": [link], "flows": net_flows}));
+    for (a, b) in dumbbell.tables.iter().zip(&net.tables) {
+        let strip = |t| {
+            bits(t)
+                .into_iter()
+                .filter(|(c, _)| c != "route" && c != "link")
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(a), strip(b), "table {}", a.name);
+    }
+    assert_eq!(strs(net.table("flows"), "route")[0], "core");
+    assert_eq!(strs(dumbbell.table("flows"), "route")[0], "bottleneck");
+    assert_eq!(strs(net.table("links"), "link"), ["core"]);
+}
+
+#[test]
+fn link_delays_add_to_the_rtt_both_ways() {
+    // Own RTT 10 ms, links 5 ms and 10 ms: base RTT 10 + 2 x 15 = 40 ms.
+    let r = sim(json!({
+        "duration": "3s",
+        "links": [
+            {"name": "a", "rate": "100Mbps", "delay": "5ms"},
+            {"name": "b", "rate": "100Mbps", "delay": "10ms"}
+        ],
+        "flows": [{"cc": "cubic", "rtt": "10ms", "route": ["a", "b"], "size": "100KB"}]
+    }));
+    assert_eq!(col(&r, "flows", "rtt_ms"), [40.0]);
+    let min_rtt = col(&r, "flows", "min_rtt_ms")[0];
+    // Plus serialization at the access link and the two links (~0.4 ms).
+    assert!((40.0..41.0).contains(&min_rtt), "min RTT {min_rtt}");
+    assert_eq!(col(&r, "links", "delay_ms"), [5.0, 10.0]);
+    // A route with delays needs no own RTT.
+    let r = sim(json!({
+        "duration": "2s",
+        "links": [{"name": "a", "rate": "100Mbps", "delay": "15ms"}],
+        "flows": [{"cc": "reno", "route": ["a"], "size": "50KB"}]
+    }));
+    assert_eq!(col(&r, "flows", "rtt_ms"), [30.0]);
+}
+
+#[test]
+fn the_slowest_link_of_a_route_is_its_bottleneck() {
+    let r = sim(json!({
+        "duration": "20s",
+        "links": [
+            {"name": "fast", "rate": "100Mbps", "buffer": "1BDP"},
+            {"name": "slow", "rate": "10Mbps", "buffer": "1BDP"}
+        ],
+        "flows": [{"cc": "cubic", "rtt": "20ms", "route": ["fast", "slow"]}]
+    }));
+    let util = col(&r, "links", "utilization");
+    assert!(util[1] > 0.9, "the slow link is full: {util:?}");
+    // (Each capacity also holds its starting bucket, one frame.)
+    assert!(
+        (util[0] / util[1] - 0.1).abs() < 1e-3,
+        "the same payload over 10x the capacity: {util:?}"
+    );
+    let q = col(&r, "links", "qdelay_mean_ms");
+    // (At the fast link, packets of one burst wait for each other: well
+    // under a millisecond.)
+    assert!(
+        q[0] < 0.2 && q[1] > 5.0,
+        "the queue builds at the slow link only: {q:?}"
+    );
+    assert_eq!(r.table("links").i64s("drops")[0], 0);
+    // The summary over both links: payload counted on each over the sum of
+    // their capacities.
+    let s = col(&r, "summary", "utilization")[0];
+    assert!(
+        (s - (util[0] * 100.0 + util[1] * 10.0) / 110.0).abs() < 1e-3,
+        "{s}"
+    );
+    assert_eq!(col(&r, "summary", "rate_mbps"), [10.0]);
+}
+
+fn parking_lot(hops: usize) -> Value {
+    // Four 20 Mbit/s links; the long flow crosses the first `hops`, a cross
+    // flow crosses each link alone; every flow has the same RTT, so only
+    // the number of congested links differs.
+    let links: Vec<Value> = (0..4)
+        .map(|k| json!({"name": format!("h{k}"), "rate": "20Mbps", "buffer": "1BDP"}))
+        .collect();
+    let mut flows = vec![json!({
+        "cc": "reno", "rtt": "20ms",
+        "route": (0..hops).map(|k| format!("h{k}")).collect::<Vec<_>>()
+    })];
+    for k in 0..4 {
+        flows.push(json!({"cc": "reno", "rtt": "20ms", "route": [format!("h{k}")]}));
+    }
+    json!({"duration": "40s", "links": links, "flows": flows})
+}
+
+#[test]
+fn a_parking_lot_long_flow_loses_share_with_every_hop() {
+    // Reno's rate falls with its loss probability, and a flow crossing k
+    // congested tail-drop links is dropped at each (the textbook parking
+    // lot): the long flow's share of the first link falls with each hop;
+    // over one hop it is just another flow (about half).
+    let shares: Vec<f64> = (1..=4)
+        .map(|hops| {
+            let r = sim(parking_lot(hops));
+            let g = col(&r, "flows", "goodput_mbps");
+            g[0] / (g[0] + g[1])
+        })
+        .collect();
+    assert!((shares[0] - 0.5).abs() < 0.05, "one hop: {shares:?}");
+    for w in shares.windows(2) {
+        assert!(
+            w[1] < w[0] - 0.03,
+            "the share falls with each hop: {shares:?}"
+        );
+    }
+}
+
+#[test]
+fn network_errors_name_the_field() {
+    let base =
+        |links: Value, flows: Value| json!({"duration": "1s", "links": links, "flows": flows});
+    let l = json!([{"name": "a", "rate": "10Mbps"}, {"name": "b", "rate": "10Mbps"}]);
+    let cases = [
+        (
+            base(
+                l.clone(),
+                json!([{"cc": "reno", "rtt": "10ms", "route": ["a", "x"]}]),
+            ),
+            "flows[0].route[1]",
+            "unknown link \"x\"",
+        ),
+        (
+            base(l.clone(), json!([{"cc": "reno", "rtt": "10ms"}])),
+            "flows[0].route",
+            "missing",
+        ),
+        (
+            base(
+                l.clone(),
+                json!([{"cc": "reno", "rtt": "10ms", "route": []}]),
+            ),
+            "flows[0].route",
+            "empty",
+        ),
+        (
+            base(
+                l.clone(),
+                json!([{"cc": "reno", "rtt": "10ms", "route": ["a", "a"]}]),
+            ),
+            "flows[0].route[1]",
+            "twice",
+        ),
+        (
+            base(
+                json!([{"name": "a", "rate": "10Mbps"}, {"name": "a", "rate": "1Mbps"}]),
+                json!([{"cc": "reno", "rtt": "10ms", "route": ["a"]}]),
+            ),
+            "links[1].name",
+            "names two links",
+        ),
+        (
+            base(
+                json!([{"name": "a b", "rate": "10Mbps"}]),
+                json!([{"cc": "reno", "rtt": "10ms", "route": ["a b"]}]),
+            ),
+            "links[0].name",
+            "letters",
+        ),
+        (
+            base(
+                json!([{"name": "a"}]),
+                json!([{"cc": "reno", "rtt": "10ms", "route": ["a"]}]),
+            ),
+            "links[0].rate",
+            "missing",
+        ),
+        (
+            base(
+                json!([{"name": "a", "rate": "10Mbps", "delay": "-1ms"}]),
+                json!([{"cc": "reno", "rtt": "10ms", "route": ["a"]}]),
+            ),
+            "links[0].delay",
+            "",
+        ),
+        (
+            base(
+                json!([{"name": "a", "rate": "10Mbps", "qdisc": "codel", "pie": {}}]),
+                json!([{"cc": "reno", "rtt": "10ms", "route": ["a"]}]),
+            ),
+            "links[0].pie",
+            "links[0].qdisc",
+        ),
+        (
+            json!({"duration": "1s", "bottleneck": {"rate": "1Mbps"}, "links": l, "flows": [{"cc": "reno", "rtt": "1ms", "route": ["a"]}]}),
+            "links",
+            "not both",
+        ),
+        (
+            json!({"duration": "1s", "bottleneck": {"rate": "1Mbps"}, "flows": [{"cc": "reno", "rtt": "1ms", "route": ["a"]}]}),
+            "flows[0].route",
+            "[[links]]",
+        ),
+        (
+            base(l.clone(), json!([{"cc": "reno", "route": ["a"]}])),
+            "flows[0].rtt",
+            "missing",
+        ),
+    ];
+    for (sc, path, what) in cases {
+        let e = normalize_json(&sc.to_string()).expect_err(&sc.to_string());
+        assert_eq!(e.path, path, "{e}");
+        assert!(e.message.contains(what), "{e}");
+    }
+}
+
+#[test]
+fn a_trace_driven_link_delivers_exactly_its_opportunities() {
+    // One delivery opportunity per millisecond (Mahimahi's format): 12.112
+    // Mbit/s of full frames. Once a bulk flow keeps the queue standing,
+    // every opportunity carries exactly one full frame, so each interval's
+    // wire utilization (bytes out over opportunities x 1514) is exactly 1.
+    let ms: Vec<u64> = (1..=1000).collect();
+    let r = sim(json!({
+        "duration": "6s",
+        "bottleneck": {"trace": ms, "buffer": "100pkt"},
+        "flows": [{"cc": "cubic", "rtt": "20ms"}]
+    }));
+    assert_eq!(col(&r, "links", "rate_mbps"), [12.112]);
+    let q = r.table("queue");
+    let (t, u) = (q.f64s("time_s"), q.f64s("wire_utilization"));
+    let standing: Vec<f64> = (0..q.rows())
+        .filter(|&k| t[k] > 2.0)
+        .map(|k| u[k])
+        .collect();
+    assert!(standing.len() > 30);
+    assert!(
+        standing.iter().all(|&x| (x - 1.0).abs() < 1e-12),
+        "{standing:?}"
+    );
+    // A trace with gaps: nothing leaves while it has no opportunity (here
+    // none in the second half of each second), and the run's utilization
+    // is over the opportunities there were.
+    let ms: Vec<u64> = (1..=500).chain([1000]).collect();
+    let r = sim(json!({
+        "duration": "6s",
+        "bottleneck": {"trace": ms, "buffer": "100pkt"},
+        "flows": [{"cc": "cubic", "rtt": "20ms"}]
+    }));
+    let q = r.table("queue");
+    let (t, sojourn) = (q.f64s("time_s"), q.f64s("sojourn_mean_ms"));
+    let mut gaps = 0;
+    for k in 0..q.rows() {
+        // Intervals ending at x.7, x.8 and x.9 s lie wholly in a gap.
+        let frac = t[k] - t[k].floor();
+        if frac > 0.65 && frac < 0.95 {
+            gaps += 1;
+            assert!(
+                sojourn[k].is_nan(),
+                "a departure in the gap ending at {} s",
+                t[k]
+            );
+        }
+    }
+    assert!(gaps >= 15);
+    let util = col(&r, "summary", "utilization")[0];
+    assert!(util > 0.8 && util <= 1.0, "utilization {util}");
+}

@@ -8,42 +8,73 @@ use serde_json::json;
 use std::process::Command;
 use std::time::Instant;
 
-fn scenarios() -> Vec<(&'static str, serde_json::Value)> {
-    let dumbbell = |cc: &str, n: u32, rate: &str, secs: u32| {
-        json!({
-            "name": format!("{n}x{cc}"),
-            "duration": format!("{secs}s"),
-            "bottleneck": {"rate": rate, "buffer": "1BDP"},
-            "path": {"rtt": "20ms"},
-            "flows": [{"cc": cc, "count": n}]
-        })
-    };
+fn dumbbell(cc: &str, n: u32, rate: &str, secs: u32) -> serde_json::Value {
+    json!({
+        "name": format!("{n}x{cc}"),
+        "duration": format!("{secs}s"),
+        "bottleneck": {"rate": rate, "buffer": "1BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": cc, "count": n}]
+    })
+}
+
+/// The scenarios, each built only in the process that runs it (so its
+/// peak memory is its own).
+type Build = fn() -> serde_json::Value;
+
+fn scenarios() -> Vec<(&'static str, Build)> {
     vec![
-        (
-            "2 cubic, 100 Mbps, 20 ms, 1 BDP, 60 s",
-            dumbbell("cubic", 2, "100Mbps", 60),
-        ),
-        (
-            "10 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s",
-            dumbbell("cubic", 10, "1Gbps", 30),
-        ),
-        (
-            "10 cubic, 1 Gbps, 20 ms, 1 BDP, 60 s",
-            dumbbell("cubic", 10, "1Gbps", 60),
-        ),
-        (
-            "10 bbr3, 1 Gbps, 20 ms, 1 BDP, 30 s",
-            dumbbell("bbr3", 10, "1Gbps", 30),
-        ),
-        (
-            "10 reno, 1 Gbps, 20 ms, 1 BDP, 30 s",
-            dumbbell("reno", 10, "1Gbps", 30),
-        ),
-        (
-            "100 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s",
-            dumbbell("cubic", 100, "1Gbps", 30),
-        ),
+        ("2 cubic, 100 Mbps, 20 ms, 1 BDP, 60 s", || {
+            dumbbell("cubic", 2, "100Mbps", 60)
+        }),
+        ("10 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s", || {
+            dumbbell("cubic", 10, "1Gbps", 30)
+        }),
+        ("10 cubic, 1 Gbps, 20 ms, 1 BDP, 60 s", || {
+            dumbbell("cubic", 10, "1Gbps", 60)
+        }),
+        ("10 bbr3, 1 Gbps, 20 ms, 1 BDP, 30 s", || {
+            dumbbell("bbr3", 10, "1Gbps", 30)
+        }),
+        ("10 reno, 1 Gbps, 20 ms, 1 BDP, 30 s", || {
+            dumbbell("reno", 10, "1Gbps", 30)
+        }),
+        ("100 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s", || {
+            dumbbell("cubic", 100, "1Gbps", 30)
+        }),
+        ("parking lot, 4 x 1 Gbps, 5 cubic, 30 s", parking_lot),
+        ("10 cubic, 1 Gbps trace link, 20 ms, 30 s", trace_link),
     ]
+}
+
+/// A 4-hop parking lot: a long CUBIC flow across four 1 Gbit/s links, a
+/// cross flow on each; 20 ms for every flow. Its packets/s count packet-hops
+/// (each link's departures).
+fn parking_lot() -> serde_json::Value {
+    let links: Vec<_> = (0..4)
+        .map(|k| json!({"name": format!("h{k}"), "rate": "1Gbps", "buffer": "1BDP"}))
+        .collect();
+    let mut flows = vec![json!({"cc": "cubic", "rtt": "20ms", "route": ["h0", "h1", "h2", "h3"]})];
+    for k in 0..4 {
+        flows.push(json!({"cc": "cubic", "rtt": "20ms", "route": [format!("h{k}")]}));
+    }
+    json!({"name": "parking-lot", "duration": "30s", "links": links, "flows": flows})
+}
+
+/// A Mahimahi-format trace of about 1 Gbit/s (82 or 83 full-frame
+/// opportunities every millisecond) driving the dumbbell's bottleneck.
+fn trace_link() -> serde_json::Value {
+    let mut ms = Vec::new();
+    for t in 1..=1000u64 {
+        let n = if t % 5 < 3 { 83 } else { 82 };
+        ms.extend(std::iter::repeat_n(t, n));
+    }
+    json!({
+        "name": "trace", "duration": "30s",
+        "bottleneck": {"trace": ms, "buffer": "2000pkt"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "cubic", "count": 10}]
+    })
 }
 
 /// Peak resident set size of this process, from /proc (Linux), in MiB.
@@ -61,7 +92,7 @@ fn peak_rss_mib() -> f64 {
 }
 
 fn run_one(idx: usize) {
-    let (_, j) = &scenarios()[idx];
+    let j = (scenarios()[idx].1)();
     let sc = match normalize_json(&j.to_string()) {
         Ok(sc) => sc,
         Err(e) => {

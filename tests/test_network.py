@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from ccarena import Scenario, cli, run
-from ccarena.linux.backend import LinuxUnsupported, plan
 from ccarena.scenario import ScenarioError
 from ccarena.traces import HERE, read_trace, shipped
 
@@ -96,9 +95,3 @@ def test_the_parking_lot_scenario_runs_with_per_link_tables(tmp_path):
     # The long flow crosses three congested links: it gets the least.
     g = res.flows["goodput_mbps"]
     assert g[0] < g[1:].min()
-
-
-def test_the_linux_backend_refuses_a_network_before_starting():
-    scn = Scenario.load(REPO / "scenarios" / "parking-lot.toml")
-    with pytest.raises(LinuxUnsupported, match="links"):
-        plan(scn)

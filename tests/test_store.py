@@ -1,4 +1,6 @@
 import json
+import os
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -231,3 +233,25 @@ def test_sweep_out_never_overwrites_a_foreign_experiment_json(tmp_path, capsys):
     e = tmp_path / "exp"
     assert main(["sweep", str(scn), "--out", str(e), "--jobs", "1"]) == 0
     assert main(["sweep", str(scn), "--out", str(e), "--jobs", "1"]) == 0
+
+
+def test_stale_temporary_runs_go_even_when_their_writer_is_a_zombie(tmp_path: Path):
+    # A killed sweep's worker exits mid-write when its driver dies and may
+    # stay a zombie (nobody reaps it): its temporary run directory is stale
+    # all the same. A live writer's stays.
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the child never exited"
+        time.sleep(0.01)
+    try:
+        zombie = tmp_path / f".abc.tmp-{child}-00000000"
+        live = tmp_path / f".def.tmp-{os.getpid()}-00000000"
+        zombie.mkdir()
+        live.mkdir()
+        assert store.clean_stale_tmp(tmp_path) == [zombie]
+        assert live.exists() and not zombie.exists()
+    finally:
+        os.waitpid(child, 0)

@@ -36,13 +36,16 @@ def cc_names() -> list[str]:
 def qdisc_names() -> list[str]:
     """Every queue discipline accepted in ``bottleneck.qdisc``."""
 
-def capacity_bits(normalized_json: str, from_ns: int, to_ns: int) -> float:
-    """Bits the bottleneck can carry in ``[from_ns, to_ns)``: its rate
-    integrated over the rate schedule."""
+def capacity_bits(normalized_json: str, from_ns: int, to_ns: int, link: int | None = None) -> float:
+    """Bits the links can carry in ``[from_ns, to_ns)`` (each link's rate
+    integrated over its schedule, or its trace's opportunities): summed over
+    the links, or link ``link``'s alone."""
 
-def run_capacity_bits(normalized_json: str) -> float:
-    """The run's capacity: the scheduled rate integrated over the run plus the
-    token bucket it starts with (every utilization's denominator)."""
+def run_capacity_bits(normalized_json: str, link: int | None = None) -> float:
+    """The run's capacity: each link's scheduled rate integrated over the run
+    plus the token bucket it starts with (a trace link: its opportunities),
+    summed over the links or link ``link``'s alone (every utilization's
+    denominator)."""
 
 def cost(normalized_json: str) -> dict[str, float]:
     """Upper bounds on the run's cost: "bottleneck_packets", "events",

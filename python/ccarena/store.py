@@ -196,13 +196,21 @@ _TMP_NAME = re.compile(r"^\..+\.tmp-(?P<pid>\d+)-[0-9a-f]+(\.old)?$")
 
 
 def _pid_alive(pid: int) -> bool:
+    """Is process ``pid`` still running? A zombie is not: a killed sweep's
+    worker that exited mid-write (its parent gone, ``executors._watch_parent``)
+    stays a zombie until an init that may never reap it does, and its
+    temporary directory must not outlive it."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc here: trust kill(0)
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def clean_stale_tmp(directory: str | Path) -> list[Path]:

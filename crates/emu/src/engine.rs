@@ -7,8 +7,9 @@ use crate::pipeline::{Pipeline, Release};
 use crate::sys::{self, PacketSocket};
 use ccarena_sim::metrics::hist::Histogram;
 use ccarena_sim::metrics::schema::QUEUE;
-use ccarena_sim::packet::Packet;
-use ccarena_sim::scenario::{BottleneckSpec, Scenario};
+use ccarena_sim::net::bottleneck::FlowQueueStats;
+use ccarena_sim::net::network::Network;
+use ccarena_sim::scenario::Scenario;
 use ccarena_sim::units::Time;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -127,8 +128,6 @@ struct Sampler {
     end: u64,
     queue: BufWriter<File>,
     flowq: BufWriter<File>,
-    /// For the capacity of each interval under a rate schedule.
-    bottleneck: BottleneckSpec,
 }
 
 impl Sampler {
@@ -139,7 +138,7 @@ impl Sampler {
         let mut flowq = BufWriter::new(File::create(cfg.out_dir.join("flow_queue.csv"))?);
         writeln!(
             flowq,
-            "time_s,flow,queue_backlog_bytes,drops_overflow,drops_aqm,drops_random,acks_lost,marks"
+            "time_s,flow,queue_backlog_bytes,drops_overflow,drops_aqm,drops_policer,drops_random,acks_lost,marks"
         )?;
         flowq.flush()?;
         Ok(Sampler {
@@ -148,11 +147,6 @@ impl Sampler {
             end: cfg.scenario.duration_ns,
             queue,
             flowq,
-            bottleneck: cfg
-                .scenario
-                .bottleneck
-                .clone()
-                .expect("the dumbbell (checked by main)"),
         })
     }
 
@@ -162,18 +156,20 @@ impl Sampler {
 
     fn sample(&mut self, p: &mut Pipeline) -> io::Result<()> {
         let t = self.next as f64 / 1e9;
-        let capacity = self
-            .bottleneck
-            .capacity_bits(self.next.saturating_sub(self.interval), self.next);
-        let row = p.bn.interval_row("bottleneck", t, capacity);
-        writeln!(self.queue, "{}", row.csv_line())?;
-        let bn = &p.bn;
-        for (i, f) in bn.flows.iter().enumerate() {
+        let from = self.next.saturating_sub(self.interval);
+        // A row per link, as the simulator samples its network.
+        for link in &mut p.net.links {
+            let capacity = link.spec.capacity_bits(from, self.next);
+            let row = link.queue.interval_row(&link.name, t, capacity);
+            writeln!(self.queue, "{}", row.csv_line())?;
+        }
+        for i in 0..p.flows() {
+            let f = flow_counts(&p.net, i);
             let (rand, acks) = p.random_losses(i);
             writeln!(
                 self.flowq,
-                "{t},{i},{},{},{},{rand},{acks},{}",
-                f.backlog_bytes, f.drops_overflow, f.drops_aqm, f.marks
+                "{t},{i},{},{},{},{},{rand},{acks},{}",
+                f.backlog_bytes, f.drops_overflow, f.drops_aqm, f.drops_policer, f.marks
             )?;
         }
         self.queue.flush()?;
@@ -181,6 +177,20 @@ impl Sampler {
         self.next += self.interval;
         Ok(())
     }
+}
+
+/// Flow `i`'s counters summed over the links of its route.
+fn flow_counts(net: &Network, i: usize) -> FlowQueueStats {
+    let mut sum = FlowQueueStats::default();
+    for &l in net.route(i as u32) {
+        let f = &net.links[l as usize].queue.flows[i];
+        sum.backlog_bytes += f.backlog_bytes;
+        sum.drops_overflow += f.drops_overflow;
+        sum.drops_aqm += f.drops_aqm;
+        sum.drops_policer += f.drops_policer;
+        sum.marks += f.marks;
+    }
+    sum
 }
 
 pub struct Engine {
@@ -343,14 +353,7 @@ impl Engine {
 
     /// Free the frames of packets the qdisc dropped or a path lost.
     fn free_dropped(&mut self) {
-        let dropped: Vec<Packet> = self
-            .pipe
-            .bn
-            .dropped
-            .drain(..)
-            .chain(self.pipe.lost.drain(..))
-            .collect();
-        for p in dropped {
+        for p in self.pipe.take_dropped() {
             self.store.release(p.tag);
         }
     }
@@ -430,7 +433,7 @@ impl Engine {
                 .unwrap_or(0)
                 .saturating_sub(self.start_tx_dropped[1]),
         ];
-        let bn = &self.pipe.bn;
+        let net = &self.pipe.net;
         let us = |v: f64| {
             if v.is_nan() {
                 serde_json::Value::Null
@@ -445,16 +448,15 @@ impl Engine {
                 (v / 1e6).into()
             }
         };
-        let flows: Vec<_> = bn
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
+        let flows: Vec<_> = (0..self.pipe.flows())
+            .map(|i| {
+                let f = flow_counts(net, i);
                 let (rand, acks) = self.pipe.random_losses(i);
                 serde_json::json!({
                     "flow": i,
-                    "drops": f.drops_overflow + f.drops_aqm + rand,
+                    "drops": f.drops_overflow + f.drops_aqm + f.drops_policer + rand,
                     "drops_overflow": f.drops_overflow,
+                    "drops_policer": f.drops_policer,
                     "drops_aqm": f.drops_aqm,
                     "drops_random": rand,
                     "acks_lost": acks,
@@ -465,7 +467,36 @@ impl Engine {
             })
             .collect();
         let h = &self.lateness;
-        let s = &bn.sojourn;
+        // The run's totals over its links (the dumbbell's one bottleneck),
+        // as the simulator's summary, and each link's own.
+        let mut merged = Histogram::default();
+        let (mut departures, mut wire, mut drops, mut max_backlog) = (0, 0, 0, (0u64, 0u32));
+        let mut links = Vec::with_capacity(net.links.len());
+        for link in &net.links {
+            let q = &link.queue;
+            merged.merge(&q.sojourn);
+            departures += q.departures;
+            wire += q.wire_bytes_out;
+            drops += q.drops;
+            max_backlog = (
+                max_backlog.0.max(q.max_backlog.0),
+                max_backlog.1.max(q.max_backlog.1),
+            );
+            let s = &q.sojourn;
+            links.push(serde_json::json!({
+                "link": link.name,
+                "departures": q.departures,
+                "wire_bytes_out": q.wire_bytes_out,
+                "drops": q.drops,
+                "max_backlog_bytes": q.max_backlog.0,
+                "max_backlog_pkts": q.max_backlog.1,
+                "qdelay_mean_ms": ms(s.mean()),
+                "qdelay_p50_ms": ms(s.quantile(0.50)),
+                "qdelay_p95_ms": ms(s.quantile(0.95)),
+                "qdelay_p99_ms": ms(s.quantile(0.99)),
+            }));
+        }
+        let s = &merged;
         let doc = serde_json::json!({
             "wall_s": wall_s,
             "cpu_user_s": cpu.0,
@@ -500,17 +531,18 @@ impl Engine {
                 "mean": us(h.mean()),
             },
             "bottleneck": {
-                "departures": bn.departures,
-                "wire_bytes_out": bn.wire_bytes_out,
-                "drops": bn.drops,
-                "max_backlog_bytes": bn.max_backlog.0,
-                "max_backlog_pkts": bn.max_backlog.1,
+                "departures": departures,
+                "wire_bytes_out": wire,
+                "drops": drops,
+                "max_backlog_bytes": max_backlog.0,
+                "max_backlog_pkts": max_backlog.1,
                 "qdelay_mean_ms": ms(s.mean()),
                 "qdelay_p50_ms": ms(s.quantile(0.50)),
                 "qdelay_p95_ms": ms(s.quantile(0.95)),
                 "qdelay_p99_ms": ms(s.quantile(0.99)),
                 "sojourn_count": s.count(),
             },
+            "links": links,
             "flows": flows,
         });
         let tmp = self.cfg.out_dir.join("stats.json.tmp");

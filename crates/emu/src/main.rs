@@ -91,21 +91,21 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
     let text =
         std::fs::read_to_string(&scenario).map_err(|e| format!("{}: {e}", scenario.display()))?;
     let sc = Scenario::from_json(&text).map_err(|e| format!("{}: {e}", scenario.display()))?;
-    if sc.bottleneck.is_none() {
-        return Err(format!(
-            "{}: links: ccarena-bottleneck emulates the dumbbell's one bottleneck; a network of [[links]] runs on the simulator",
-            scenario.display()
-        ));
-    }
     let n = sc.flows.len();
     if port_base as usize + n > 65535 {
         return Err(format!("--port-base {port_base}: no room for {n} flows"));
     }
-    let batch = batch_us.unwrap_or(if sc.queue_links()[0].queue.rate_bps > 1_000_000_000 {
-        50.0
-    } else {
-        0.0
-    });
+    let batch = batch_us.unwrap_or(
+        if sc
+            .queue_links()
+            .iter()
+            .any(|l| l.queue.rate_bps > 1_000_000_000)
+        {
+            50.0
+        } else {
+            0.0
+        },
+    );
     let stop = stop_after.unwrap_or(sc.duration_ns as f64 / 1e9 + 30.0);
     Ok(Config {
         if_senders: if_s.ok_or("--if-senders is required")?,

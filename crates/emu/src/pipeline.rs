@@ -1,8 +1,10 @@
 //! The release schedule of the user-space bottleneck, free of sockets and
 //! clocks so it can be tested: per-flow forward delays in front of the
-//! simulator's bottleneck (`ccarena_sim::net::bottleneck`: TBF shaper plus
-//! the scenario's qdisc), and per-flow reverse delays on the ACK path, all
-//! simulator code driven by wall-clock times passed in.
+//! simulator's network (`ccarena_sim::net::network`: each link a TBF shaper
+//! or a delivery trace plus the scenario's qdisc, then its delay; each flow
+//! its route: the dumbbell's one bottleneck, or a network of `[[links]]`),
+//! and per-flow reverse delays on the ACK path, all simulator code driven
+//! by wall-clock times passed in.
 //!
 //! Frames enter with the time they were read. [`Pipeline::advance`] then
 //! runs every internal event (a frame reaching the bottleneck after its
@@ -12,7 +14,6 @@
 //! late but never changes the schedule: the shaper's rate and the delays
 //! stay exact, and the lateness is measured against the schedule.
 
-use ccarena_sim::net::bottleneck::Bottleneck;
 use ccarena_sim::net::network::Network;
 use ccarena_sim::net::path::{flow_paths, Path};
 use ccarena_sim::packet::Packet;
@@ -24,30 +25,36 @@ use std::collections::BinaryHeap;
 /// A frame to send now or later: when it is due and its descriptor.
 pub type Release = (Time, Packet);
 
-/// A change the scenario schedules: a flow's RTT, or the bottleneck's rate.
+/// A change the scenario schedules: a flow's RTT, or a link's rate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Step {
     Rtt { flow: usize, rtt: Dur },
-    Rate(Rate),
+    Rate { link: usize, rate: Rate },
 }
 
 pub struct Pipeline {
-    /// Forward (data) path of each flow, in front of the bottleneck: its
+    /// Forward (data) path of each flow, in front of its first link: its
     /// delay, random loss and jitter.
     fwd: Vec<Path>,
     /// Reverse (ACK) path of each flow.
     rev: Vec<Path>,
-    pub bn: Bottleneck,
-    /// Heads of the paths: (exit time, insertion order, path index; forward
-    /// paths are 0..n, reverse paths n..2n).
+    /// The simulator's network: every link's queue and delay line, and each
+    /// flow's route (`ccarena_sim::net::network`).
+    pub net: Network,
+    /// Heads of the delay lines: (exit time, insertion order, index; forward
+    /// paths are 0..n, reverse paths n..2n, the links' lines 2n..).
     heads: BinaryHeap<Reverse<(Time, u64, usize)>>,
     order: u64,
     /// Scheduled steps in time order, and the next one to apply.
     steps: Vec<(Time, Step)>,
     next_step: usize,
-    /// Each flow's sender host (CAKE's host isolation) and RTT split.
+    /// Each flow's sender host (CAKE's host isolation), RTT split and the
+    /// delay of its route's links (added to its reverse path).
     hosts: Vec<u16>,
     splits: Vec<f64>,
+    route_delays: Vec<Dur>,
+    /// Links a packet entered at once (no delay after the previous link).
+    kicked: Vec<usize>,
     /// Packets a path lost at random since the caller last looked (their
     /// frames are to be freed).
     pub lost: Vec<Packet>,
@@ -56,11 +63,22 @@ pub struct Pipeline {
 impl Pipeline {
     pub fn new(sc: &Scenario) -> Self {
         // The veths are the access links: the paths themselves do not serialize.
-        let (fwd, rev) = sc
+        let (fwd, mut rev): (Vec<Path>, Vec<Path>) = sc
             .flows
             .iter()
             .map(|f| flow_paths(f, sc.seed, Rate::INF))
             .unzip();
+        // The simulator's network model: its links, as the simulator builds them.
+        let mut net = Network::new(sc);
+        for link in &mut net.links {
+            link.queue.keep_dropped = true;
+        }
+        let route_delays: Vec<Dur> = (0..sc.flows.len())
+            .map(|i| net.route_delay(i as u32))
+            .collect();
+        for (r, d) in rev.iter_mut().zip(&route_delays) {
+            r.set_delay(r.delay() + *d);
+        }
         let mut steps: Vec<(Time, Step)> = sc
             .flows
             .iter()
@@ -77,31 +95,31 @@ impl Pipeline {
                 })
             })
             .collect();
-        // The simulator's network model, whose one link (the dumbbell's
-        // bottleneck; main refuses networks) this process emulates.
-        let mut net = Network::new(sc);
-        assert_eq!(net.links.len(), 1, "the emulator runs the dumbbell only");
-        let link = net.links.pop().expect("one link");
-        steps.extend(
-            link.spec
-                .rate_schedule
-                .iter()
-                .map(|&(t, r)| (Time(t), Step::Rate(Rate(r)))),
-        );
+        for (l, link) in net.links.iter().enumerate() {
+            steps.extend(link.spec.rate_schedule.iter().map(|&(t, r)| {
+                (
+                    Time(t),
+                    Step::Rate {
+                        link: l,
+                        rate: Rate(r),
+                    },
+                )
+            }));
+        }
         // Stable: steps at one instant apply in the order the scenario lists them.
         steps.sort_by_key(|&(t, _)| t);
-        let mut bn = link.queue;
-        bn.keep_dropped = true;
         Pipeline {
             fwd,
             rev,
-            bn,
+            net,
             heads: BinaryHeap::new(),
             order: 0,
             steps,
             next_step: 0,
             hosts: sc.flows.iter().map(|f| f.host as u16).collect(),
             splits: sc.flows.iter().map(|f| f.rtt_split).collect(),
+            route_delays,
+            kicked: Vec::new(),
             lost: Vec::new(),
         }
     }
@@ -148,11 +166,22 @@ impl Pipeline {
         (self.fwd[i].lost, self.rev[i].lost)
     }
 
+    /// The earliest pending wake-up of a link's queue, and the link.
+    fn next_wake(&self) -> Option<(Time, usize)> {
+        self.net
+            .links
+            .iter()
+            .enumerate()
+            .filter_map(|(l, k)| k.queue.wake.map(|t| (t, l)))
+            .min()
+    }
+
     /// The time of the next internal event, if any.
     pub fn next_event(&self) -> Option<Time> {
         let h = self.heads.peek().map(|Reverse((t, _, _))| *t);
         let s = self.steps.get(self.next_step).map(|&(t, _)| t);
-        [h, self.bn.wake, s].into_iter().flatten().min()
+        let w = self.next_wake().map(|(t, _)| t);
+        [h, w, s].into_iter().flatten().min()
     }
 
     fn apply_step(&mut self, t: Time, step: Step, to_receivers: &mut Vec<Release>) {
@@ -161,22 +190,23 @@ impl Pipeline {
                 // As the simulator: packets already on the path keep their delay.
                 let fwd = rtt.mul_f64(self.splits[flow]);
                 self.fwd[flow].set_delay(fwd);
-                self.rev[flow].set_delay(rtt - fwd);
+                self.rev[flow].set_delay(rtt - fwd + self.route_delays[flow]);
             }
-            Step::Rate(rate) => {
-                self.bn.set_rate(t, rate);
+            Step::Rate { link, rate } => {
+                let q = &mut self.net.links[link].queue;
+                q.set_rate(t, rate);
                 // A pending wake-up was computed at the old rate.
-                self.bn.wake = None;
-                let mut out = Vec::new();
-                self.service(t, &mut out, to_receivers);
+                q.wake = None;
+                self.service(t, link, to_receivers);
             }
         }
     }
 
     /// Run every event due at or before `until`, in time order. Frames the
-    /// bottleneck sends go to `to_receivers`, ACKs leaving their reverse
-    /// delay to `to_senders`, each with its scheduled time. Frames the qdisc
-    /// dropped are in `self.bn.dropped` afterwards.
+    /// last link of their route sends go to `to_receivers`, ACKs leaving
+    /// their reverse delay to `to_senders`, each with its scheduled time.
+    /// Frames a queue dropped are in its `dropped` afterwards
+    /// (`take_dropped`).
     pub fn advance(
         &mut self,
         until: Time,
@@ -184,24 +214,23 @@ impl Pipeline {
         to_senders: &mut Vec<Release>,
     ) {
         let n = self.fwd.len();
-        let mut out = Vec::new();
         loop {
+            let head = self.heads.peek().map(|Reverse((t, _, i))| (*t, *i));
+            let wake = self.next_wake();
             // Scheduled steps first on a tie (the simulator queues them first).
             if let Some(&(t, step)) = self.steps.get(self.next_step) {
-                let others = [self.heads.peek().map(|Reverse((t, _, _))| *t), self.bn.wake];
+                let others = [head.map(|h| h.0), wake.map(|w| w.0)];
                 if t <= until && others.into_iter().flatten().all(|o| t <= o) {
                     self.next_step += 1;
                     self.apply_step(t, step, to_receivers);
                     continue;
                 }
             }
-            let head = self.heads.peek().map(|Reverse((t, _, i))| (*t, *i));
-            let wake = self.bn.wake;
-            // Path exits first on a tie: a packet reaching the bottleneck
-            // at the instant of a departure can leave with it, as in the
+            // Delay-line exits first on a tie: a packet reaching a link at
+            // the instant of a departure can leave with it, as in the
             // simulator, where the arrival event was scheduled earlier.
             let take_head = match (head, wake) {
-                (Some((t, _)), Some(w)) => t <= w,
+                (Some((t, _)), Some((w, _))) => t <= w,
                 (Some(_), None) => true,
                 (None, _) => false,
             };
@@ -212,16 +241,17 @@ impl Pipeline {
                 }
                 self.heads.pop();
                 if idx < n {
+                    let l = self.net.first_hop(idx as u32) as usize;
                     while let Some(p) = self.fwd[idx].pop_due(t) {
-                        self.bn.enqueue(t, p);
+                        self.net.links[l].queue.enqueue(t, p);
                     }
                     if let Some(h) = self.fwd[idx].head_time() {
                         self.push_head(h, idx);
                     }
-                    if self.bn.wake.is_none() {
-                        self.service(t, &mut out, to_receivers);
+                    if self.net.links[l].queue.wake.is_none() {
+                        self.service(t, l, to_receivers);
                     }
-                } else {
+                } else if idx < 2 * n {
                     let i = idx - n;
                     while let Some(p) = self.rev[i].pop_due(t) {
                         to_senders.push((t, p));
@@ -229,29 +259,89 @@ impl Pipeline {
                     if let Some(h) = self.rev[i].head_time() {
                         self.push_head(h, idx);
                     }
+                } else {
+                    let l = idx - 2 * n;
+                    while let Some(p) = self.net.links[l].line.pop_due(t) {
+                        self.hop(t, l, p, to_receivers);
+                    }
+                    if let Some(h) = self.net.links[l].line.head_time() {
+                        self.push_head(h, idx);
+                    }
+                    self.service_kicked(t, to_receivers);
                 }
             } else {
-                let Some(w) = wake else { break };
+                let Some((w, l)) = wake else { break };
                 if w > until {
                     break;
                 }
-                self.bn.wake = None;
-                self.service(w, &mut out, to_receivers);
+                self.net.links[l].queue.wake = None;
+                self.service(w, l, to_receivers);
             }
         }
     }
 
-    fn service(&mut self, t: Time, out: &mut Vec<Packet>, to_receivers: &mut Vec<Release>) {
-        let wake = self.bn.service(t, out);
-        to_receivers.extend(out.drain(..).map(|p| (t, p)));
-        self.bn.wake = wake;
+    /// Link `l` sends what it may at `t`, then every link its packets
+    /// entered at once.
+    fn service(&mut self, t: Time, l: usize, to_receivers: &mut Vec<Release>) {
+        self.service_one(t, l, to_receivers);
+        self.service_kicked(t, to_receivers);
     }
 
-    /// Packets on the delay lines and in the bottleneck.
+    fn service_kicked(&mut self, t: Time, to_receivers: &mut Vec<Release>) {
+        while let Some(m) = self.kicked.pop() {
+            if self.net.links[m].queue.wake.is_none() {
+                self.service_one(t, m, to_receivers);
+            }
+        }
+    }
+
+    fn service_one(&mut self, t: Time, l: usize, to_receivers: &mut Vec<Release>) {
+        let mut out = Vec::new();
+        let wake = self.net.links[l].queue.service(t, &mut out);
+        self.net.links[l].queue.wake = wake;
+        let n = self.fwd.len();
+        for p in out {
+            let link = &mut self.net.links[l];
+            if link.delay == Dur::ZERO {
+                self.hop(t, l, p, to_receivers);
+            } else if link.line.push(t, p) {
+                let h = link.line.head_time().expect("just pushed");
+                self.push_head(h, 2 * n + l);
+            }
+        }
+    }
+
+    /// A packet done with link `l` goes on: to the next link of its route,
+    /// or to its receiver.
+    fn hop(&mut self, t: Time, l: usize, p: Packet, to_receivers: &mut Vec<Release>) {
+        match self.net.next_hop(p.flow, l as u32) {
+            None => to_receivers.push((t, p)),
+            Some(m) => {
+                self.net.links[m as usize].queue.enqueue(t, p);
+                self.kicked.push(m as usize);
+            }
+        }
+    }
+
+    /// Frames the links' queues dropped since the last call (to be freed).
+    pub fn take_dropped(&mut self) -> Vec<Packet> {
+        let mut out: Vec<Packet> = self.lost.drain(..).collect();
+        for link in &mut self.net.links {
+            out.append(&mut link.queue.dropped);
+        }
+        out
+    }
+
+    /// Packets on the delay lines and in the links' queues.
     pub fn in_flight(&self) -> usize {
         self.fwd.iter().map(|p| p.len()).sum::<usize>()
             + self.rev.iter().map(|p| p.len()).sum::<usize>()
-            + self.bn.backlog_packets() as usize
+            + self
+                .net
+                .links
+                .iter()
+                .map(|l| l.queue.backlog_packets() as usize + l.line.len())
+                .sum::<usize>()
     }
 }
 
@@ -392,12 +482,12 @@ mod tests {
             p.arrive_fwd(Time(0), data(0, i));
         }
         let (rx, _) = run_until(&mut p, Time(1_000_000_000));
-        let dropped: Vec<u32> = p.bn.dropped.drain(..).map(|d| d.tag).collect();
+        let dropped: Vec<u32> = p.take_dropped().iter().map(|d| d.tag).collect();
         // All ten reach the qdisc at the same instant: three fit, then the
         // shaper sends them one by one.
         assert_eq!(rx.len(), 3);
         assert_eq!(dropped, vec![3, 4, 5, 6, 7, 8, 9]);
-        assert!(p.bn.max_backlog.1 <= 3);
+        assert!(p.net.links[0].queue.max_backlog.1 <= 3);
         assert_eq!(p.in_flight(), 0);
     }
 
@@ -492,5 +582,39 @@ mod tests {
         let (rx, _) = run_until(&mut p, Time(1_000_000_000));
         assert_eq!(rx[0].1.src_host, sc.flows[1].host as u16);
         assert_eq!(rx[0].1.dst_host, 1);
+    }
+
+    #[test]
+    fn a_frame_crosses_every_link_of_its_route() {
+        // Two 12 Mbit/s links, 1 ms of delay after the first; the flow's own
+        // 2 ms split evenly. A frame: 1 ms to link a, out at once (full
+        // tokens), 1 ms to link b, out at once: at the receiver at 2 ms. The
+        // next, sent with it, waits a transmission time at link a. ACKs take
+        // the own 1 ms plus the route's 1 ms back.
+        let sc = normalize_json(
+            &serde_json::json!({
+                "duration": "10s",
+                "links": [
+                    {"name": "a", "rate": "12Mbps", "delay": "1ms", "buffer": "10pkt"},
+                    {"name": "b", "rate": "12Mbps", "buffer": "10pkt"}
+                ],
+                "flows": [{"cc": "cubic", "rtt": "2ms", "route": ["a", "b"]}]
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let mut p = Pipeline::new(&sc);
+        p.arrive_fwd(Time(0), data(0, 1));
+        p.arrive_fwd(Time(0), data(0, 2));
+        p.arrive_rev(Time(0), Packet::ack(0, 1, &[]));
+        let (rx, tx) = run_until(&mut p, Time(1_000_000_000));
+        let tx_time = Rate(12_000_000).tx_time(Bytes(1514)).0;
+        let times: Vec<u64> = rx.iter().map(|r| r.0 .0).collect();
+        assert_eq!(times, [2_000_000, 2_000_000 + tx_time]);
+        assert_eq!(tx.len(), 1);
+        assert_eq!(tx[0].0, Time(2_000_000));
+        assert_eq!(p.net.links[0].queue.departures, 2);
+        assert_eq!(p.net.links[1].queue.departures, 2);
+        assert_eq!(p.in_flight(), 0);
     }
 }

@@ -82,27 +82,49 @@ fn run<'py>(
     Ok((out, st))
 }
 
-/// Bits the bottleneck of a normalized scenario can carry in
-/// `[from_ns, to_ns)`: its rate integrated over the rate schedule
-/// (`BottleneckSpec::capacity_bits`, the one definition both backends'
-/// utilizations divide by).
+/// Bits the links of a normalized scenario can carry in `[from_ns,
+/// to_ns)`: each link's rate integrated over its schedule, or its trace's
+/// opportunities (`BottleneckSpec::capacity_bits`, the one definition both
+/// backends' utilizations divide by); summed over the links, or link
+/// `link`'s alone.
 #[pyfunction]
-fn capacity_bits(py: Python<'_>, normalized_json: &str, from_ns: u64, to_ns: u64) -> PyResult<f64> {
+#[pyo3(signature = (normalized_json, from_ns, to_ns, link=None))]
+fn capacity_bits(
+    py: Python<'_>,
+    normalized_json: &str,
+    from_ns: u64,
+    to_ns: u64,
+    link: Option<usize>,
+) -> PyResult<f64> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
-    Ok(scenario
-        .queue_links()
+    let links = scenario.queue_links();
+    let chosen = match link {
+        None => &links[..],
+        Some(l) if l < links.len() => &links[l..=l],
+        Some(l) => return Err(PyValueError::new_err(format!("no link {l}"))),
+    };
+    Ok(chosen
         .iter()
         .map(|l| l.queue.capacity_bits(from_ns, to_ns))
         .sum())
 }
 
-/// What the bottleneck of a normalized scenario can carry over the whole
-/// run, in bits (`Scenario::run_capacity_bits`: the scheduled rate plus
-/// the token bucket it starts with).
+/// What the links of a normalized scenario can carry over the whole run, in
+/// bits (`BottleneckSpec::run_capacity_bits`: the scheduled rate plus the
+/// token bucket it starts with, or a trace's opportunities), summed over
+/// the links (`Scenario::run_capacity_bits`) or link `link`'s alone.
 #[pyfunction]
-fn run_capacity_bits(py: Python<'_>, normalized_json: &str) -> PyResult<f64> {
+#[pyo3(signature = (normalized_json, link=None))]
+fn run_capacity_bits(py: Python<'_>, normalized_json: &str, link: Option<usize>) -> PyResult<f64> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
-    Ok(scenario.run_capacity_bits())
+    match link {
+        None => Ok(scenario.run_capacity_bits()),
+        Some(l) => scenario
+            .queue_links()
+            .get(l)
+            .map(|x| x.queue.run_capacity_bits(scenario.duration_ns))
+            .ok_or_else(|| PyValueError::new_err(format!("no link {l}"))),
+    }
 }
 
 /// The estimated cost of running a normalized scenario

@@ -578,11 +578,12 @@ impl<'a> World<'a> {
             };
             // The flow's counts at every link it crosses.
             let route = self.net.route(i as u32);
-            let (mut overflow, mut aqm, mut marks, mut queued) = (0, 0, 0, 0);
+            let (mut overflow, mut aqm, mut policer, mut marks, mut queued) = (0, 0, 0, 0, 0);
             for &l in route {
                 let q = &links[l as usize].queue.flows[i];
                 overflow += q.drops_overflow;
                 aqm += q.drops_aqm;
+                policer += q.drops_policer;
                 marks += q.marks;
                 queued += q.backlog_data_pkts;
                 link_bytes[l as usize] += bytes;
@@ -620,9 +621,10 @@ impl<'a> World<'a> {
                 },
                 min_rtt_ms: ms(snap.min_rtt),
                 fct_s: done.map_or(f64::NAN, |t| t.since(f.start).secs_f64()),
-                drops: (overflow + aqm + f.fwd.lost) as i64,
+                drops: (overflow + aqm + policer + f.fwd.lost) as i64,
                 drops_overflow: overflow as i64,
                 drops_aqm: aqm as i64,
+                drops_policer: policer as i64,
                 drops_random: f.fwd.lost as i64,
                 acks_lost: f.rev.lost as i64,
                 marks: marks as i64,

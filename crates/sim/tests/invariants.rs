@@ -10,7 +10,8 @@
 //! - the largest backlog within the queue's limit (tail drop, plus the one
 //!   packet waiting for tokens beside it);
 //! - per-flow conservation: data segments sent = received + dropped + in
-//!   the network;
+//!   the network (networks of links, trace-driven links and policers among
+//!   the scenarios);
 //! - determinism: the same scenario and seed give the same bits;
 //! - every table holds the columns `metrics::schema` defines, in order.
 //!
@@ -94,6 +95,11 @@ fn scenario(rng: &mut Rng, k: u64) -> Value {
                 o.remove(k);
             }
             o.insert("trace".into(), json!(ms));
+        }
+        if rng.chance(0.1) {
+            let r = *pick(rng, &[1, 5, 20]);
+            l["policer"] =
+                json!({"rate": format!("{r}Mbps"), "burst": *pick(rng, &["2pkt", "30KB"])});
         }
     }
     let groups = 1 + rng.below(4);

@@ -297,3 +297,93 @@ fn a_trace_driven_link_delivers_exactly_its_opportunities() {
     let util = col(&r, "summary", "utilization")[0];
     assert!(util > 0.8 && util <= 1.0, "utilization {util}");
 }
+
+#[test]
+fn a_topology_shorthand_is_the_links_it_stands_for() {
+    // [topology] kind = "parking_lot" makes hop1..hopN with its link fields;
+    // the same network written out link by link gives the same bits.
+    let flows = json!([
+        {"cc": "reno", "rtt": "10ms", "route": ["hop1", "hop2", "hop3"]},
+        {"cc": "reno", "rtt": "10ms", "route": ["hop2"]}
+    ]);
+    let short = sim(json!({
+        "duration": "5s",
+        "topology": {"kind": "parking_lot", "hops": 3, "rate": "20Mbps", "delay": "2ms", "buffer": "1BDP"},
+        "flows": flows
+    }));
+    let links: Vec<Value> = (1..=3)
+        .map(|k| json!({"name": format!("hop{k}"), "rate": "20Mbps", "delay": "2ms", "buffer": "1BDP"}))
+        .collect();
+    let long = sim(json!({"duration": "5s", "links": links, "flows": flows}));
+    for (a, b) in short.tables.iter().zip(&long.tables) {
+        assert_eq!(bits(a), bits(b), "table {}", a.name);
+    }
+    // kind = "dumbbell" is [bottleneck].
+    let f = json!([{"cc": "cubic", "rtt": "20ms"}]);
+    let a = sim(
+        json!({"duration": "3s", "topology": {"kind": "dumbbell", "rate": "30Mbps"}, "flows": f}),
+    );
+    let b = sim(json!({"duration": "3s", "bottleneck": {"rate": "30Mbps"}, "flows": f}));
+    for (x, y) in a.tables.iter().zip(&b.tables) {
+        assert_eq!(bits(x), bits(y), "table {}", x.name);
+    }
+    let bad = |t: Value| {
+        let sc = json!({"duration": "1s", "topology": t, "flows": [{"cc": "reno", "rtt": "1ms", "route": ["hop1"]}]});
+        let e = normalize_json(&sc.to_string()).unwrap_err();
+        (e.path, e.message)
+    };
+    assert_eq!(
+        bad(json!({"kind": "star", "rate": "1Mbps"})).0,
+        "topology.kind"
+    );
+    assert_eq!(
+        bad(json!({"kind": "parking_lot", "hops": 0, "rate": "1Mbps"})).0,
+        "topology.hops"
+    );
+    assert_eq!(bad(json!({"kind": "parking_lot"})).0, "topology.rate");
+    assert_eq!(
+        bad(json!({"kind": "parking_lot", "rate": "1Mbps", "delay": "x"})).0,
+        "topology.delay"
+    );
+    assert_eq!(
+        bad(json!({"kind": "parking_lot", "rate": "1Mbps", "name": "x"})).0,
+        "topology.name"
+    );
+}
+
+#[test]
+fn a_policer_drops_instead_of_queueing_and_bbr1_finds_its_rate() {
+    // A 10 Mbit/s policer (20 KB of burst) in front of a 100 Mbit/s link:
+    // what exceeds is dropped at once, so the queue stays empty while
+    // packets are lost, and BBRv1's long-term bandwidth sampling (Linux
+    // bbr_lt_bw_sampling) detects the policer and paces at its rate.
+    let r = sim(json!({
+        "duration": "20s",
+        "bottleneck": {"rate": "100Mbps", "buffer": "1BDP", "policer": {"rate": "10Mbps", "burst": "20KB"}},
+        "flows": [{"cc": "bbr1", "rtt": "40ms"}]
+    }));
+    let f = r.table("flows");
+    assert!(
+        f.i64s("drops_policer")[0] > 100,
+        "{:?}",
+        f.i64s("drops_policer")
+    );
+    assert_eq!(f.i64s("drops_overflow")[0], 0);
+    let goodput = f.f64s("goodput_mbps")[0];
+    assert!(goodput < 10.0 && goodput > 7.0, "goodput {goodput}");
+    let q = col(&r, "links", "qdelay_p99_ms")[0];
+    assert!(q < 1.0, "the policed link does not queue: p99 {q} ms");
+    let lt = r.table("samples").f64s("bbr_lt_use_bw");
+    assert!(lt.contains(&1.0), "BBRv1 never used its long-term rate");
+    // Without the policer, no long-term mode.
+    let free = sim(json!({
+        "duration": "20s",
+        "bottleneck": {"rate": "10Mbps", "buffer": "1BDP"},
+        "flows": [{"cc": "bbr1", "rtt": "40ms"}]
+    }));
+    assert!(free
+        .table("samples")
+        .f64s("bbr_lt_use_bw")
+        .iter()
+        .all(|&x| x == 0.0));
+}

@@ -152,11 +152,6 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
     differently from what the scenario asks; raises ``LinuxBackendError`` for
     what cannot be run at all."""
     n = scn.normalized
-    if n.get("links"):
-        raise LinuxUnsupported(
-            "links: the Linux backend emulates the dumbbell's one bottleneck; a network of "
-            "[[links]] runs on the simulator (--backend sim)"
-        )
     notes: list[str] = []
     avail = _available_cc()
     flows = []

@@ -37,6 +37,7 @@ from .tcpinfo import bbr_mode, ca_state_name
 __all__ = ["THRESHOLDS", "build_tables", "self_check"]
 
 NAN = float("nan")
+QDELAY_COLUMNS = ("qdelay_mean_ms", "qdelay_p50_ms", "qdelay_p95_ms", "qdelay_p99_ms")
 INFINITE_SSTHRESH = 0x7FFFFFFF
 
 # Self-check thresholds (docs/validation.md explains them). A run over any
@@ -96,22 +97,24 @@ def _ns(seconds: float) -> int:
     return max(round(seconds * 1e9), 0)
 
 
-def _wire_utilization(queue: pd.DataFrame, sc_json: str, interval: float, capacity: float) -> float:
-    """Bytes the bottleneck sent during the run over its capacity, from the
-    per-interval utilization, each interval's capacity integrated over the
-    rate schedule by the core (``capacity_bits``: the simulator's own
-    definition; the last interval may be shorter)."""
+def _wire_bits(queue: pd.DataFrame, sc_json: str, interval: float, link: int) -> float:
+    """Bits link ``link`` sent during the run, from its per-interval
+    utilization (its rows of the queue table), each interval's capacity
+    from the core (``capacity_bits``: the simulator's own definition; the
+    last interval may be shorter): what the bottleneck sent up to the end
+    of the run, not after."""
     from .._core import capacity_bits
 
-    if not len(queue) or capacity <= 0:
-        return NAN
+    if not len(queue):
+        return 0.0
     t = queue["time_s"].to_numpy()
     starts = [max(t[0] - interval, 0.0), *t[:-1]]
-    bits = sum(
-        u * capacity_bits(sc_json, _ns(a), _ns(b))
-        for u, a, b in zip(queue["wire_utilization"], starts, t, strict=True)
+    return float(
+        sum(
+            0.0 if math.isnan(u) else u * capacity_bits(sc_json, _ns(a), _ns(b), link)
+            for u, a, b in zip(queue["wire_utilization"], starts, t, strict=True)
+        )
     )
-    return float(bits / capacity)
 
 
 def _weighted_mean(pairs: list[tuple[float, float]]) -> float:
@@ -137,7 +140,11 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
     nflows = len(flows_spec)
     duration = sc["duration_ns"] / 1e9
     interval = sc["sample_interval_ns"] / 1e9
-    rate_bps = sc["bottleneck"]["rate_bps"]
+    # The links (the dumbbell's one bottleneck, or a network's) and each
+    # flow's route through them, as the core sees them.
+    link_specs = sc.get("links") or [{"name": "bottleneck", "delay_ns": 0, **sc["bottleneck"]}]
+    names = [str(x["name"]) for x in link_specs]
+    routes = [list(f.get("route") or [0]) for f in flows_spec]
     snd = {f["flow"]: f for f in raw["sender"]["flows"]}
     rcv = {f["flow"]: f for f in raw["receiver"]["flows"]}
     bn = raw["bottleneck"]
@@ -231,7 +238,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
 
     # ---- flows
     frows = []
-    total_bytes = total_sent = total_retx = 0
+    total_sent = total_retx = 0
     goodputs = []
     all_srtt: list[tuple[float, float]] = []
     for i, spec in enumerate(flows_spec):
@@ -271,6 +278,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "drops": b.get("drops"),
                 "drops_overflow": b.get("drops_overflow"),
                 "drops_aqm": b.get("drops_aqm"),
+                "drops_policer": b.get("drops_policer", 0),
                 "drops_random": b.get("drops_random"),
                 "acks_lost": b.get("acks_lost"),
                 "marks": b.get("marks"),
@@ -278,35 +286,68 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "segs_in_network": None,
                 "segs_received": None,
                 "host": int(spec.get("host", 0)),
-                "route": "bottleneck",
+                "route": ">".join(names[k] for k in routes[i]),
                 "cc_kernel": s.get("cc_set", ""),
                 "error": s.get("error", "") or r.get("error", ""),
             }
         )
-        total_bytes += bytes_end
         total_sent += sent or 0
         total_retx += retx or 0
         goodputs.append(goodput)
         all_srtt += srtts[i]
     flows = pd.DataFrame(frows)
 
-    # ---- queue
+    # ---- queue: a row per link and interval
     queue = pd.read_csv(io.StringIO(raw["queue_csv"]))
+    if "link" in queue:
+        queue["link"] = queue["link"].astype(str)
 
-    # ---- summary
+    # ---- links, and the summary over them
     from .._core import run_capacity_bits
 
     sc_json = json.dumps(sc)  # serialized once for the core's capacity functions
     capacity = run_capacity_bits(sc_json)
     bb = bn["bottleneck"]
+    link_stats = bn.get("links") or [{"link": "bottleneck", **bb}]
+    lrows = []
+    payload_bits = wire_bits = 0.0
+    drops_end = 0
+    for k, (ls, st) in enumerate(zip(link_specs, link_stats, strict=True)):
+        q = queue[queue["link"] == names[k]] if "link" in queue else queue
+        on = [i for i in range(nflows) if k in routes[i] and starts[i] is not None]
+        link_bytes = sum(int(frows[i]["bytes"]) for i in on)
+        cap = run_capacity_bits(sc_json, k)
+        wire = _wire_bits(q, sc_json, interval, k)
+        # Drops by the end of the run (the bottleneck keeps going a little longer).
+        drops = int(q["drops"].iloc[-1]) if len(q) else int(st["drops"])
+        payload_bits += link_bytes * 8
+        wire_bits += wire
+        drops_end += drops
+        lrows.append(
+            {
+                "link": names[k],
+                "rate_mbps": ls["rate_bps"] / 1e6,
+                "delay_ms": ls.get("delay_ns", 0) / 1e6,
+                "flows": len(on),
+                "utilization": link_bytes * 8 / cap if cap > 0 else NAN,
+                "wire_utilization": wire / cap if cap > 0 else NAN,
+                **{m: _f(st[m]) for m in QDELAY_COLUMNS},
+                "drops": drops,
+                "packets": int(st["departures"]),
+                "max_backlog_bytes": int(st["max_backlog_bytes"]),
+                "max_backlog_pkts": int(st["max_backlog_pkts"]),
+            }
+        )
+    links = pd.DataFrame(lrows)
     summary = pd.DataFrame(
         [
             {
                 "duration_s": duration,
-                "rate_mbps": rate_bps / 1e6,
+                "rate_mbps": min(x["rate_bps"] for x in link_specs) / 1e6,
                 "flows": nflows,
-                "utilization": total_bytes * 8 / capacity,
-                "wire_utilization": _wire_utilization(queue, sc_json, interval, capacity),
+                # Over the links: a flow's payload counts on each link it crosses.
+                "utilization": payload_bits / capacity,
+                "wire_utilization": wire_bits / capacity if capacity > 0 else NAN,
                 "jain": jain(goodputs),
                 "retrans_rate": total_retx / total_sent if total_sent else 0.0,
                 "mean_rtt_ms": _weighted_mean(all_srtt),
@@ -314,30 +355,10 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "qdelay_p50_ms": _f(bb["qdelay_p50_ms"]),
                 "qdelay_p95_ms": _f(bb["qdelay_p95_ms"]),
                 "qdelay_p99_ms": _f(bb["qdelay_p99_ms"]),
-                # Drops by the end of the run (the bottleneck keeps going a little longer).
-                "drops": int(queue["drops"].iloc[-1]) if len(queue) else int(bb["drops"]),
+                "drops": drops_end,
                 "bottleneck_pkts": int(bb["departures"]),
                 "max_backlog_bytes": int(bb["max_backlog_bytes"]),
                 "max_backlog_pkts": int(bb["max_backlog_pkts"]),
-            }
-        ]
-    )
-    # ---- links: the dumbbell's one link, the bottleneck (the summary's values)
-    srow = summary.iloc[0]
-    links = pd.DataFrame(
-        [
-            {
-                "link": "bottleneck",
-                "rate_mbps": srow["rate_mbps"],
-                "delay_ms": 0.0,
-                "flows": sum(1 for x in starts if x is not None),
-                "utilization": srow["utilization"],
-                "wire_utilization": srow["wire_utilization"],
-                **{k: srow[k] for k in ("qdelay_mean_ms", "qdelay_p50_ms", "qdelay_p95_ms", "qdelay_p99_ms")},
-                "drops": int(srow["drops"]),
-                "packets": int(srow["bottleneck_pkts"]),
-                "max_backlog_bytes": int(srow["max_backlog_bytes"]),
-                "max_backlog_pkts": int(srow["max_backlog_pkts"]),
             }
         ]
     )

@@ -218,7 +218,7 @@ result_table! {
         qdelay_p50_ms: f64, "ms", "Median of the same sojourn times.";
         qdelay_p95_ms: f64, "ms", "95th percentile of the same sojourn times.";
         qdelay_p99_ms: f64, "ms", "99th percentile of the same sojourn times.";
-        drops: i64, "packets", "Packets the bottleneck dropped (overflow and AQM, handshake packets included); in a network, all links'.";
+        drops: i64, "packets", "Packets the bottleneck dropped (overflow, AQM and policer, handshake packets included); in a network, all links'.";
         bottleneck_pkts: i64, "packets", "Packets that left the bottleneck (in a network, the sum over its links).";
         max_backlog_bytes: i64, "bytes", "Largest backlog of the bottleneck during the run (in a network, of any link).";
         max_backlog_pkts: i64, "packets", "Largest backlog of the bottleneck during the run, in packets (in a network, of any link).";
@@ -244,9 +244,10 @@ result_table! {
         srtt_mean_ms: f64, "ms", "Mean smoothed RTT over every ACK (Linux backend: the sampled srtt weighted by bytes delivered per interval).";
         min_rtt_ms: f64, "ms", "Smallest RTT sample.";
         fct_s: f64, "s", "Flow completion time of a sized flow, from its SYN to the ACK of its last byte; NaN for a bulk flow or one not done.";
-        drops: i64, "segments", "Data segments lost: dropped by a link's queue (overflow or AQM) or by random loss on the data path.";
+        drops: i64, "segments", "Data segments lost: dropped by a link (queue overflow, AQM or policer) or by random loss on the data path.";
         drops_overflow: i64, "segments", "Dropped by the bottleneck because its queue was full.";
         drops_aqm: i64, "segments", "Dropped by the queue discipline's AQM.";
+        drops_policer: i64, "segments", "Dropped by a link's policer (exceeding its rate and burst).";
         drops_random: i64, "segments", "Lost on the data path by the scenario's random loss.";
         acks_lost: i64, "packets", "ACKs lost on the ACK path by the scenario's random loss.";
         marks: i64, "segments", "Segments the bottleneck marked CE (ECN).";
@@ -287,6 +288,7 @@ result_table! {
         drops: i64, "packets", "Packets dropped since the start (cumulative; handshake packets included).";
         drops_overflow: i64, "segments", "Data segments dropped because the queue was full, since the start.";
         drops_aqm: i64, "segments", "Data segments the AQM dropped, since the start.";
+        drops_policer: i64, "segments", "Data segments the link's policer dropped, since the start.";
         marks: i64, "segments", "Segments marked CE, since the start.";
         wire_utilization: f64, "fraction", "Bytes that left during the interval over the interval's capacity (rate integrated over the schedule).";
     }
@@ -313,7 +315,7 @@ result_table! {
         qdelay_p50_ms: f64, "ms", "Median of the same sojourn times.";
         qdelay_p95_ms: f64, "ms", "95th percentile of the same sojourn times.";
         qdelay_p99_ms: f64, "ms", "99th percentile of the same sojourn times.";
-        drops: i64, "packets", "Packets its queue dropped (overflow and AQM).";
+        drops: i64, "packets", "Packets it dropped (queue overflow, AQM and policer).";
         packets: i64, "packets", "Packets that left its queue.";
         max_backlog_bytes: i64, "bytes", "Largest backlog of its queue.";
         max_backlog_pkts: i64, "packets", "Largest backlog of its queue, in packets.";

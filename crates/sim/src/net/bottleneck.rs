@@ -8,6 +8,7 @@
 
 use crate::metrics::hist::Histogram;
 use crate::metrics::schema::QueueRow;
+use crate::net::police::{Policer, PolicerSpec};
 use crate::net::trace::{packet_cost, TraceShaper, TraceSpec, OPPORTUNITY_BYTES};
 use crate::packet::Packet;
 use crate::qdisc::{AnyQdisc, DropCause, Qdisc, QdiscCtx, QdiscEvent};
@@ -27,6 +28,8 @@ pub struct FlowQueueStats {
     /// only, as the handshake is not in `segs_sent` (issue 10).
     pub drops_overflow: u64,
     pub drops_aqm: u64,
+    /// Data segments a policer at the link's ingress dropped.
+    pub drops_policer: u64,
     pub drops_handshake: u64,
     pub marks: u64,
 }
@@ -63,6 +66,8 @@ pub struct Bottleneck {
     /// A trace-driven link (`net::trace`) sends at its trace's delivery
     /// opportunities instead of the token bucket's rate.
     trace: Option<TraceShaper>,
+    /// A policer at the link's ingress (`net::police`).
+    policer: Option<Policer>,
 }
 
 impl Bottleneck {
@@ -89,7 +94,14 @@ impl Bottleneck {
             keep_dropped: false,
             dropped: Vec::new(),
             trace: None,
+            policer: None,
         }
+    }
+
+    /// Police arrivals at the link's ingress: what exceeds is dropped.
+    pub fn with_policer(mut self, spec: &PolicerSpec) -> Self {
+        self.policer = Some(Policer::new(spec));
+        self
     }
 
     /// Send at the delivery opportunities of `trace` (Mahimahi's link)
@@ -138,10 +150,11 @@ impl Bottleneck {
         let (sum, max, n) = std::mem::take(&mut self.interval_sojourn);
         let sent = self.wire_bytes_out - self.wire_bytes_sampled;
         self.wire_bytes_sampled = self.wire_bytes_out;
-        let (mut drops_overflow, mut drops_aqm, mut marks) = (0, 0, 0);
+        let (mut drops_overflow, mut drops_aqm, mut drops_policer, mut marks) = (0, 0, 0, 0);
         for f in &self.flows {
             drops_overflow += f.drops_overflow;
             drops_aqm += f.drops_aqm;
+            drops_policer += f.drops_policer;
             marks += f.marks;
         }
         QueueRow {
@@ -158,6 +171,7 @@ impl Bottleneck {
             drops: self.drops as i64,
             drops_overflow: drops_overflow as i64,
             drops_aqm: drops_aqm as i64,
+            drops_policer: drops_policer as i64,
             marks: marks as i64,
             wire_utilization: sent as f64 * 8.0 / capacity_bits,
         }
@@ -192,6 +206,21 @@ impl Bottleneck {
     /// A packet arrives at the router.
     pub fn enqueue(&mut self, now: Time, mut pkt: Packet) {
         pkt.enqueued = now;
+        if let Some(p) = &mut self.policer {
+            if !p.admit(now, &pkt) {
+                let f = &mut self.flows[pkt.flow as usize];
+                if pkt.is_handshake() {
+                    f.drops_handshake += 1;
+                } else {
+                    f.drops_policer += 1;
+                }
+                self.drops += 1;
+                if self.keep_dropped {
+                    self.dropped.push(pkt);
+                }
+                return;
+            }
+        }
         if let Some(tr) = &mut self.trace {
             if self.held.is_none() && self.qdisc.backlog_packets() == 0 {
                 tr.skip_through(now);

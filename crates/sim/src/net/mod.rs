@@ -10,4 +10,5 @@ pub mod host;
 pub mod impair;
 pub mod network;
 pub mod path;
+pub mod police;
 pub mod trace;

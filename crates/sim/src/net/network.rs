@@ -60,6 +60,9 @@ impl Network {
                 if let Some(t) = &q.trace {
                     queue = queue.with_trace(t);
                 }
+                if let Some(p) = &q.policer {
+                    queue = queue.with_policer(p);
+                }
                 Link {
                     name: l.name.to_string(),
                     queue,

@@ -9,6 +9,7 @@ pub mod raw;
 use crate::cc::CcConfig;
 use crate::net::host::HostLatency;
 use crate::net::impair::{JitterConfig, LossConfig};
+use crate::net::police::PolicerSpec;
 use crate::net::trace::{TraceSpec, OPPORTUNITY_FRAME};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
@@ -126,6 +127,9 @@ pub struct BottleneckSpec {
     /// drives the link instead of `rate_bps`, which is then its mean rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSpec>,
+    /// A token-bucket policer at the link's ingress (`net::police`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policer: Option<PolicerSpec>,
 }
 
 /// A queueing link as the simulator and the emulator build it (see
@@ -498,7 +502,10 @@ const DEFAULT_ACCESS_RATE: Rate = Rate(40_000_000_000);
 const DEFAULT_SAMPLE_INTERVAL: Dur = Dur::from_ms(100);
 const DEFAULT_INIT_CWND: u32 = 10;
 
-pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
+pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
+    // `[topology]` is a shorthand: the links it stands for, their errors
+    // named `topology.<field>`.
+    let topology = expand_topology(&mut raw)?;
     let name = raw.name.unwrap_or_else(|| "scenario".into());
     let duration = match &raw.duration {
         Some(d) => positive_duration_at("duration", d)?,
@@ -586,7 +593,12 @@ pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
                 } else {
                     on
                 };
-                let spec = normalize_queue(&format!("links[{k}]"), &rl.queue, &rtts, mtu_wire)?;
+                let prefix = if topology {
+                    "topology".to_string()
+                } else {
+                    format!("links[{k}]")
+                };
+                let spec = normalize_queue(&prefix, &rl.queue, &rtts, mtu_wire)?;
                 links.push(LinkSpec {
                     name: net.names[k].clone(),
                     delay_ns: net.delays[k].0,
@@ -712,6 +724,40 @@ fn normalize_queue(
         );
     }
     let ecn = rb.ecn.unwrap_or(false);
+    let policer = match &rb.policer {
+        None => None,
+        Some(p) => {
+            let rate = positive_rate_at(&at("policer.rate"), &p.rate)?;
+            // Default depth: 10 ms at the rate, at least one frame.
+            let burst = match &p.burst {
+                None => (rate.0 / 800).max(mtu_wire as u64),
+                Some(b) => {
+                    match units::parse_size(&b.0).or_else(|m| err(at("policer.burst"), m))? {
+                        SizeSpec::Bytes(n) => n,
+                        SizeSpec::Packets(k) => (k * mtu_wire as f64).round() as u64,
+                        SizeSpec::Bdp(_) => {
+                            return err(
+                                at("policer.burst"),
+                                "a policer's burst is bytes or packets",
+                            )
+                        }
+                    }
+                }
+            };
+            if burst < mtu_wire as u64 || burst > (rate.0 / 8).max(mtu_wire as u64) {
+                return err(
+                    at("policer.burst"),
+                    format!(
+                        "{burst} bytes: between one frame ({mtu_wire} bytes) and one second at the policer's rate"
+                    ),
+                );
+            }
+            Some(PolicerSpec {
+                rate_bps: rate.0,
+                burst_bytes: burst,
+            })
+        }
+    };
     let qdisc_name = rb.qdisc.clone().unwrap_or_else(|| "taildrop".into());
     let mut qdisc_params = serde_json::Value::Null;
     for (k, v) in &rb.qdisc_params {
@@ -719,7 +765,7 @@ fn normalize_queue(
             return err(
                 at(k),
                 format!(
-                    "unknown field; expected one of {}rate, buffer, bdp_rtt, qdisc, ecn, burst, rate_schedule, trace, or a [{prefix}.<qdisc>] table ({})",
+                    "unknown field; expected one of {}rate, buffer, bdp_rtt, qdisc, ecn, burst, rate_schedule, trace, policer, or a [{prefix}.<qdisc>] table ({})",
                     if prefix == "bottleneck" { "" } else { "name, delay, " },
                     QdiscConfig::NAMES.join(", ")
                 ),
@@ -790,7 +836,71 @@ fn normalize_queue(
         burst_bytes,
         rate_schedule,
         trace,
+        policer,
     })
+}
+
+/// Upper bound on a parking lot's hops.
+const MAX_HOPS: i64 = 64;
+
+/// Replace `[topology]` by what it stands for: the dumbbell's
+/// `[bottleneck]`, or a parking lot's `[[links]]` hop1..hopN (each with the
+/// topology's link fields). True when it made links.
+fn expand_topology(raw: &mut RawScenario) -> Result<bool, ScenarioError> {
+    let Some(t) = raw.topology.take() else {
+        return Ok(false);
+    };
+    if raw.bottleneck.is_some() || raw.links.is_some() {
+        return err(
+            "topology",
+            "give [topology] or [bottleneck] or [[links]], not two of them",
+        );
+    }
+    if t.link.name.is_some() {
+        return err(
+            "topology.name",
+            "a topology names its links itself (hop1, hop2, ...)",
+        );
+    }
+    if let Some(d) = &t.link.delay {
+        duration_at("topology.delay", d)?;
+    }
+    match t.kind.as_deref() {
+        Some("dumbbell") => {
+            if t.hops.is_some() || t.link.delay.is_some() {
+                let field = if t.hops.is_some() { "hops" } else { "delay" };
+                return err(
+                    format!("topology.{field}"),
+                    "the dumbbell has one link and its delays are the flows' own",
+                );
+            }
+            raw.bottleneck = Some(t.link.queue);
+            Ok(false)
+        }
+        Some("parking_lot") => {
+            let hops = t.hops.unwrap_or(3);
+            if !(1..=MAX_HOPS).contains(&hops) {
+                return err(
+                    "topology.hops",
+                    format!("{hops} hops: a parking lot has 1..{MAX_HOPS}"),
+                );
+            }
+            raw.links = Some(
+                (1..=hops)
+                    .map(|k| RawLink {
+                        name: Some(format!("hop{k}")),
+                        ..t.link.clone()
+                    })
+                    .collect(),
+            );
+            Ok(true)
+        }
+        Some(other) => err(
+            "topology.kind",
+            format!("unknown topology {other:?}; expected \"dumbbell\" or \"parking_lot\""),
+        ),
+        None => err("topology.kind", "missing: \"dumbbell\" or \"parking_lot\""),
+    }
 }
 
 /// The names and delays of `[[links]]`, read before the flows (whose

@@ -39,6 +39,9 @@ pub struct RawScenario {
     /// A network instead of the dumbbell: its links, each crossed by the
     /// flows whose `route` names it.
     pub links: Option<Vec<RawLink>>,
+    /// A shorthand for a network: `kind = "parking_lot"` with `hops` links
+    /// named hop1..hopN, all with the link fields given here.
+    pub topology: Option<RawTopology>,
     pub path: Option<RawPath>,
     pub flows: Option<Vec<RawFlow>>,
     pub sample: Option<RawSample>,
@@ -57,7 +60,7 @@ pub struct RawHosts {
 
 /// Unknown keys land in `qdisc_params` and are checked by `normalize`
 /// (serde cannot combine `flatten` with `deny_unknown_fields`).
-#[derive(Deserialize, Debug, Default)]
+#[derive(Deserialize, Debug, Default, Clone)]
 pub struct RawBottleneck {
     pub rate: Option<UnitStr>,
     pub buffer: Option<UnitStr>,
@@ -69,9 +72,19 @@ pub struct RawBottleneck {
     pub rate_schedule: Option<Vec<(UnitStr, UnitStr)>>,
     /// A delivery-opportunity trace (Mahimahi's format) instead of `rate`.
     pub trace: Option<RawTrace>,
+    /// A token-bucket policer at the link's ingress.
+    pub policer: Option<RawPolicer>,
     /// `[bottleneck.<qdisc>]` parameter tables, checked against `qdisc`.
     #[serde(flatten)]
     pub qdisc_params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `policer = { rate = "10Mbps", burst = "64KB" }`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicer {
+    pub rate: UnitStr,
+    pub burst: Option<UnitStr>,
 }
 
 /// `trace`: the timestamps (ms) themselves, or `{ name, ms }` as the Python
@@ -107,9 +120,20 @@ impl RawTrace {
     }
 }
 
+/// `[topology]`: `kind` ("dumbbell" or "parking_lot"), `hops` (parking
+/// lot), and the fields of every link it makes (those of `[[links]]` but
+/// `name`).
+#[derive(Deserialize, Debug, Default)]
+pub struct RawTopology {
+    pub kind: Option<String>,
+    pub hops: Option<i64>,
+    #[serde(flatten)]
+    pub link: RawLink,
+}
+
 /// One `[[links]]` entry: a queueing link (the fields of `[bottleneck]`)
 /// with a name and the propagation delay that follows it.
-#[derive(Deserialize, Debug, Default)]
+#[derive(Deserialize, Debug, Default, Clone)]
 pub struct RawLink {
     pub name: Option<String>,
     pub delay: Option<UnitStr>,

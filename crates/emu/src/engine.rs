@@ -190,6 +190,10 @@ fn flow_counts(net: &Network, i: usize) -> FlowQueueStats {
         sum.drops_policer += f.drops_policer;
         sum.marks += f.marks;
     }
+    // ACKs the links of its reverse route dropped (two-way traffic).
+    for &l in net.reverse_route(i as u32) {
+        sum.acks_dropped += net.links[l as usize].queue.flows[i].acks_dropped;
+    }
     sum
 }
 
@@ -459,7 +463,7 @@ impl Engine {
                     "drops_policer": f.drops_policer,
                     "drops_aqm": f.drops_aqm,
                     "drops_random": rand,
-                    "acks_lost": acks,
+                    "acks_lost": acks + f.acks_dropped,
                     "marks": f.marks,
                     "frames_fwd": self.c.flow_fwd_frames[i],
                     "frames_rev": self.c.flow_rev_frames[i],

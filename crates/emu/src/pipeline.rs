@@ -16,7 +16,7 @@
 
 use ccarena_sim::net::network::Network;
 use ccarena_sim::net::path::{flow_paths, Path};
-use ccarena_sim::packet::Packet;
+use ccarena_sim::packet::{Kind, Packet};
 use ccarena_sim::scenario::Scenario;
 use ccarena_sim::units::{Dur, Rate, Time};
 use std::cmp::Reverse;
@@ -74,7 +74,7 @@ impl Pipeline {
             link.queue.keep_dropped = true;
         }
         let route_delays: Vec<Dur> = (0..sc.flows.len())
-            .map(|i| net.route_delay(i as u32))
+            .map(|i| net.reverse_path_delay(i as u32))
             .collect();
         for (r, d) in rev.iter_mut().zip(&route_delays) {
             r.set_delay(r.delay() + *d);
@@ -148,8 +148,21 @@ impl Pipeline {
         }
     }
 
-    /// A frame of flow `pkt.flow` from a receiver, read at `now`.
+    /// A frame of flow `pkt.flow` from a receiver, read at `now`: into the
+    /// first link of its reverse route (two-way traffic), else onto its
+    /// reverse path.
     pub fn arrive_rev(&mut self, now: Time, pkt: Packet) {
+        if let Some(&l) = self.net.reverse_route(pkt.flow).first() {
+            // An idle link is served at the next `advance`, from now.
+            let q = &mut self.net.links[l as usize].queue;
+            q.enqueue(now, pkt);
+            q.wake.get_or_insert(now);
+            return;
+        }
+        self.onto_reverse_path(now, pkt);
+    }
+
+    fn onto_reverse_path(&mut self, now: Time, pkt: Packet) {
         let i = pkt.flow as usize;
         let before = self.rev[i].len();
         if self.rev[i].push(now, pkt) {
@@ -314,7 +327,8 @@ impl Pipeline {
     /// A packet done with link `l` goes on: to the next link of its route,
     /// or to its receiver.
     fn hop(&mut self, t: Time, l: usize, p: Packet, to_receivers: &mut Vec<Release>) {
-        match self.net.next_hop(p.flow, l as u32) {
+        match self.net.next_hop(&p, l as u32) {
+            None if matches!(p.kind, Kind::Ack | Kind::SynAck) => self.onto_reverse_path(t, p),
             None => to_receivers.push((t, p)),
             Some(m) => {
                 self.net.links[m as usize].queue.enqueue(t, p);

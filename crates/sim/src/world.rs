@@ -93,7 +93,7 @@ struct FlowRt {
     started: bool,
     /// The successive flow that starts after this one completes, and its gap.
     successor: Option<(u32, Dur)>,
-    /// Its links' delays, one way (added to its reverse path).
+    /// What its reverse path adds to its own delay (`Network::reverse_path_delay`).
     route_delay: Dur,
 }
 
@@ -146,7 +146,7 @@ impl<'a> World<'a> {
                 push_marks: sc.hosts.push_acks,
             };
             let (fwd, mut rev) = flow_paths(f, sc.seed, Rate(f.access_rate_bps));
-            let route_delay = net.route_delay(i as u32);
+            let route_delay = net.reverse_path_delay(i as u32);
             if route_delay > Dur::ZERO {
                 rev.set_delay(rev.delay() + route_delay);
             }
@@ -396,6 +396,19 @@ impl<'a> World<'a> {
     }
 
     fn send_reverse(&mut self, now: Time, i: u32, p: Packet) {
+        // Two-way traffic: ACKs that cross links queue there first.
+        if let Some(&l) = self.net.reverse_route(i).first() {
+            self.net.links[l as usize].queue.enqueue(now, p);
+            if self.net.links[l as usize].queue.wake.is_none() {
+                self.service_link(now, l);
+            }
+            return;
+        }
+        self.onto_reverse_path(now, i, p);
+    }
+
+    /// An ACK takes flow `i`'s reverse path to its sender.
+    fn onto_reverse_path(&mut self, now: Time, i: u32, p: Packet) {
         let f = &mut self.flows[i as usize];
         if f.rev.push(now, p) {
             let t = f.rev.head_time().expect("just pushed");
@@ -462,7 +475,10 @@ impl<'a> World<'a> {
     /// A packet done with link `l` (its queue and its delay) goes on: to the
     /// next link of its route, or to its receiver.
     fn hop(&mut self, now: Time, l: u32, p: Packet) {
-        match self.net.next_hop(p.flow, l) {
+        match self.net.next_hop(&p, l) {
+            None if matches!(p.kind, Kind::Ack | Kind::SynAck) => {
+                self.onto_reverse_path(now, p.flow, p)
+            }
             None => self.deliver(now, p),
             Some(m) => {
                 self.net.links[m as usize].queue.enqueue(now, p);
@@ -579,6 +595,12 @@ impl<'a> World<'a> {
             // The flow's counts at every link it crosses.
             let route = self.net.route(i as u32);
             let (mut overflow, mut aqm, mut policer, mut marks, mut queued) = (0, 0, 0, 0, 0);
+            let acks_dropped: u64 = self
+                .net
+                .reverse_route(i as u32)
+                .iter()
+                .map(|&l| links[l as usize].queue.flows[i].acks_dropped)
+                .sum();
             for &l in route {
                 let q = &links[l as usize].queue.flows[i];
                 overflow += q.drops_overflow;
@@ -626,7 +648,7 @@ impl<'a> World<'a> {
                 drops_aqm: aqm as i64,
                 drops_policer: policer as i64,
                 drops_random: f.fwd.lost as i64,
-                acks_lost: f.rev.lost as i64,
+                acks_lost: (f.rev.lost + acks_dropped) as i64,
                 marks: marks as i64,
                 rto_count: st.rto_count as i64,
                 segs_in_network: (on_path + queued + on_lines[i]) as i64,

@@ -387,3 +387,59 @@ fn a_policer_drops_instead_of_queueing_and_bbr1_finds_its_rate() {
         .iter()
         .all(|&x| x == 0.0));
 }
+
+fn two_way(with_b: bool) -> Value {
+    // Flow A sends on "down" and its ACKs return on "up"; flow B (when
+    // present) sends on "up", its ACKs return on "down": two-way traffic.
+    let mut flows =
+        vec![json!({"cc": "cubic", "rtt": "20ms", "route": ["down"], "reverse_route": ["up"]})];
+    if with_b {
+        flows.push(
+            json!({"cc": "cubic", "rtt": "20ms", "route": ["up"], "reverse_route": ["down"]}),
+        );
+    }
+    json!({
+        "duration": "20s",
+        "links": [
+            {"name": "down", "rate": "20Mbps", "buffer": "1BDP"},
+            {"name": "up", "rate": "20Mbps", "buffer": "1BDP"}
+        ],
+        "flows": flows
+    })
+}
+
+#[test]
+fn with_two_way_traffic_acks_queue_behind_data() {
+    // Alone, A's ACKs cross an idle "up" link: its RTT is its base RTT plus
+    // its own queue on "down". With B's data on "up", A's ACKs wait in that
+    // queue too, so A's RTT grows by about the up link's queueing delay
+    // (what makes ACKs arrive compressed).
+    let alone = sim(two_way(false));
+    let both = sim(two_way(true));
+    let qdelay = |r: &Results, l: usize| col(r, "links", "qdelay_mean_ms")[l];
+    let srtt = |r: &Results| col(r, "flows", "srtt_mean_ms")[0];
+    assert_eq!(col(&both, "flows", "rtt_ms")[0], 20.0);
+    let extra_alone = srtt(&alone) - 20.0 - qdelay(&alone, 0);
+    assert!(
+        extra_alone.abs() < 2.0,
+        "alone: {extra_alone} ms beyond base + own queue"
+    );
+    assert!(
+        qdelay(&both, 1) > 3.0,
+        "B keeps a queue on up: {}",
+        qdelay(&both, 1)
+    );
+    let extra = srtt(&both) - 20.0 - qdelay(&both, 0);
+    assert!(
+        extra > 0.5 * qdelay(&both, 1),
+        "A's RTT beyond base + own queue {extra} ms, up queue {} ms",
+        qdelay(&both, 1)
+    );
+    // ACKs count in the reverse link's queue but never as data.
+    let f = both.table("flows");
+    for i in 0..2 {
+        let sent = f.i64s("segs_sent")[i];
+        let got = f.i64s("segs_received")[i] + f.i64s("drops")[i] + f.i64s("segs_in_network")[i];
+        assert_eq!(sent, got, "flow {i}: conservation with ACKs in the queues");
+    }
+}

@@ -249,7 +249,7 @@ result_table! {
         drops_aqm: i64, "segments", "Dropped by the queue discipline's AQM.";
         drops_policer: i64, "segments", "Dropped by a link's policer (exceeding its rate and burst).";
         drops_random: i64, "segments", "Lost on the data path by the scenario's random loss.";
-        acks_lost: i64, "packets", "ACKs lost on the ACK path by the scenario's random loss.";
+        acks_lost: i64, "packets", "ACKs lost on the ACK path: by the scenario's random loss, or dropped by a link of the flow's reverse route (two-way traffic).";
         marks: i64, "segments", "Segments the bottleneck marked CE (ECN).";
         rto_count: i64, "", "Retransmission timeouts.";
         segs_in_network: i64, "segments", "Data segments still on the data path, in a link's queue or on its delay line at the end (conservation: `segs_sent = segs_received + drops + segs_in_network`). Null on the Linux backend.";

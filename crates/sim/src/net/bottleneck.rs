@@ -10,7 +10,7 @@ use crate::metrics::hist::Histogram;
 use crate::metrics::schema::QueueRow;
 use crate::net::police::{Policer, PolicerSpec};
 use crate::net::trace::{packet_cost, TraceShaper, TraceSpec, OPPORTUNITY_BYTES};
-use crate::packet::Packet;
+use crate::packet::{Kind, Packet};
 use crate::qdisc::{AnyQdisc, DropCause, Qdisc, QdiscCtx, QdiscEvent};
 use crate::rng::Rng;
 use crate::units::{Bytes, Dur, Rate, Time};
@@ -30,6 +30,8 @@ pub struct FlowQueueStats {
     pub drops_aqm: u64,
     /// Data segments a policer at the link's ingress dropped.
     pub drops_policer: u64,
+    /// Pure ACKs this link dropped (a flow whose ACKs cross it: two-way traffic).
+    pub acks_dropped: u64,
     pub drops_handshake: u64,
     pub marks: u64,
 }
@@ -184,13 +186,15 @@ impl Bottleneck {
                     let f = &mut self.flows[pkt.flow as usize];
                     f.backlog_bytes -= pkt.wire_len as u64;
                     f.backlog_pkts -= 1;
-                    if pkt.is_handshake() {
-                        f.drops_handshake += 1;
-                    } else {
-                        f.backlog_data_pkts -= 1;
-                        match cause {
-                            DropCause::Overflow => f.drops_overflow += 1,
-                            DropCause::Aqm => f.drops_aqm += 1,
+                    match pkt.kind {
+                        Kind::Syn | Kind::SynAck => f.drops_handshake += 1,
+                        Kind::Ack => f.acks_dropped += 1,
+                        Kind::Data => {
+                            f.backlog_data_pkts -= 1;
+                            match cause {
+                                DropCause::Overflow => f.drops_overflow += 1,
+                                DropCause::Aqm => f.drops_aqm += 1,
+                            }
                         }
                     }
                     self.drops += 1;
@@ -209,10 +213,10 @@ impl Bottleneck {
         if let Some(p) = &mut self.policer {
             if !p.admit(now, &pkt) {
                 let f = &mut self.flows[pkt.flow as usize];
-                if pkt.is_handshake() {
-                    f.drops_handshake += 1;
-                } else {
-                    f.drops_policer += 1;
+                match pkt.kind {
+                    Kind::Syn | Kind::SynAck => f.drops_handshake += 1,
+                    Kind::Ack => f.acks_dropped += 1,
+                    Kind::Data => f.drops_policer += 1,
                 }
                 self.drops += 1;
                 if self.keep_dropped {
@@ -229,7 +233,7 @@ impl Bottleneck {
         let f = &mut self.flows[pkt.flow as usize];
         f.backlog_bytes += pkt.wire_len as u64;
         f.backlog_pkts += 1;
-        f.backlog_data_pkts += u64::from(!pkt.is_handshake());
+        f.backlog_data_pkts += u64::from(pkt.kind == Kind::Data);
         let mut ctx = QdiscCtx {
             events: &mut self.events,
             rng: &mut self.rng,
@@ -311,7 +315,7 @@ impl Bottleneck {
         let f = &mut self.flows[pkt.flow as usize];
         f.backlog_bytes -= pkt.wire_len as u64;
         f.backlog_pkts -= 1;
-        f.backlog_data_pkts -= u64::from(!pkt.is_handshake());
+        f.backlog_data_pkts -= u64::from(pkt.kind == Kind::Data);
         self.departures += 1;
         self.wire_bytes_out += pkt.wire_len as u64;
         let s = now.since(pkt.enqueued).0;

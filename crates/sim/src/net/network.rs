@@ -13,6 +13,7 @@
 
 use super::bottleneck::Bottleneck;
 use super::path::Path;
+use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::{BottleneckSpec, Scenario};
 use crate::units::{Bytes, Dur, Rate};
@@ -33,6 +34,9 @@ pub struct Network {
     pub links: Vec<Link>,
     /// Each flow's links, in order.
     routes: Vec<Vec<u32>>,
+    /// The links each flow's ACKs cross, in order (empty: an uncongested
+    /// reverse path, the default).
+    reverse_routes: Vec<Vec<u32>>,
 }
 
 impl Network {
@@ -75,6 +79,7 @@ impl Network {
         Network {
             links,
             routes: (0..n).map(|i| sc.route(i).to_vec()).collect(),
+            reverse_routes: sc.flows.iter().map(|f| f.reverse_route.clone()).collect(),
         }
     }
 
@@ -87,10 +92,21 @@ impl Network {
         self.routes[flow as usize][0]
     }
 
+    /// The links flow `flow`'s ACKs cross (empty: none).
+    pub fn reverse_route(&self, flow: u32) -> &[u32] {
+        &self.reverse_routes[flow as usize]
+    }
+
     /// Where a packet of `flow` goes after `link`: the next link of its
-    /// route, or `None` for its receiver.
-    pub fn next_hop(&self, flow: u32, link: u32) -> Option<u32> {
-        let r = self.routes[flow as usize].as_slice();
+    /// route, or `None` for its receiver; for an ACK (or SYN-ACK), the next
+    /// link of its reverse route, or `None` for the flow's reverse path.
+    pub fn next_hop(&self, pkt: &Packet, link: u32) -> Option<u32> {
+        let flow = pkt.flow as usize;
+        let r = if matches!(pkt.kind, Kind::Ack | Kind::SynAck) {
+            self.reverse_routes[flow].as_slice()
+        } else {
+            self.routes[flow].as_slice()
+        };
         match r {
             // The dumbbell and every one-link route: straight to the receiver.
             [_] => None,
@@ -103,11 +119,22 @@ impl Network {
 
     /// The propagation delay of a flow's links, one way.
     pub fn route_delay(&self, flow: u32) -> Dur {
-        Dur(self
-            .route(flow)
-            .iter()
-            .map(|&l| self.links[l as usize].delay.0)
-            .sum())
+        self.delay_of(self.route(flow))
+    }
+
+    /// What a flow's reverse path adds to its own delay: nothing when its
+    /// ACKs cross links of their own (their delays are the links'), else
+    /// the route's delay, as the uncongested way back over the same distance.
+    pub fn reverse_path_delay(&self, flow: u32) -> Dur {
+        if self.reverse_route(flow).is_empty() {
+            self.route_delay(flow)
+        } else {
+            Dur::ZERO
+        }
+    }
+
+    fn delay_of(&self, links: &[u32]) -> Dur {
+        Dur(links.iter().map(|&l| self.links[l as usize].delay.0).sum())
     }
 
     /// The rate of the slowest link at the start (the summary's `rate_mbps`).

@@ -246,6 +246,12 @@ pub struct FlowSpec {
     /// `rev_delay_ns` are the flow's own part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub route: Vec<u32>,
+    /// The links its ACKs cross in order (two-way traffic: they queue
+    /// behind other flows' data); empty: an uncongested reverse path whose
+    /// delay adds the route's. With one, `rtt_ns` is the own RTT plus the
+    /// route's and the reverse route's delays.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reverse_route: Vec<u32>,
 }
 
 /// One link of a network: a queue (shaper and queue discipline, as the
@@ -439,7 +445,8 @@ impl Scenario {
             }
             (None, n) if n > 0 => {
                 for (i, f) in sc.flows.iter().enumerate() {
-                    if f.route.is_empty() || f.route.iter().any(|&l| l as usize >= n) {
+                    let bad = |r: &[u32]| r.iter().any(|&l| l as usize >= n);
+                    if f.route.is_empty() || bad(&f.route) || bad(&f.reverse_route) {
                         return err(
                             format!("flows[{i}].route"),
                             format!("must name links 0..{n}"),
@@ -1056,9 +1063,19 @@ fn expand_flow(
 ) -> Result<(), ScenarioError> {
     let at = |field: &str| format!("flows[{g}].{field}");
     let route = net.route(&at("route"), rf.route.as_deref())?;
-    // The links' own propagation delays, each crossed once each way (the
-    // ACKs return over an uncongested path of the same length).
-    let route_delay = Dur(route.iter().map(|&l| net.delays[l as usize].0).sum());
+    let reverse_route = match &rf.reverse_route {
+        None => vec![],
+        Some(r) => net.route(&at("reverse_route"), Some(r))?,
+    };
+    let delay_of = |links: &[u32]| Dur(links.iter().map(|&l| net.delays[l as usize].0).sum());
+    // The links' own propagation delays, one way; the ACKs return over the
+    // reverse route's links, or else an uncongested path of the same length.
+    let route_delay = delay_of(&route);
+    let back_delay = if reverse_route.is_empty() {
+        route_delay
+    } else {
+        delay_of(&reverse_route)
+    };
     let cc = match &rf.cc {
         Some(c) => c.clone(),
         None => {
@@ -1090,7 +1107,7 @@ fn expand_flow(
     // On a route whose links have delays, `rtt` is what the flow adds to
     // them (its access links) and may be zero.
     let own_rtt = |field: &str, r: &UnitStr| {
-        if route_delay > Dur::ZERO {
+        if route_delay + back_delay > Dur::ZERO {
             duration_at(field, r)
         } else {
             positive_duration_at(field, r)
@@ -1099,7 +1116,7 @@ fn expand_flow(
     let rtt = match (&rf.rtt, &path.rtt) {
         (Some(r), _) => own_rtt(&at("rtt"), r)?,
         (None, Some(r)) => own_rtt("path.rtt", r)?,
-        (None, None) if route_delay > Dur::ZERO => Dur::ZERO,
+        (None, None) if route_delay + back_delay > Dur::ZERO => Dur::ZERO,
         (None, None) => {
             return err(
                 at("rtt"),
@@ -1107,7 +1124,7 @@ fn expand_flow(
             )
         }
     };
-    let base_rtt = rtt + route_delay + route_delay;
+    let base_rtt = rtt + route_delay + back_delay;
     let split = rf.rtt_split.or(path.rtt_split).unwrap_or(0.5);
     check_split(&at("rtt_split"), split)?;
     let access_rate = match (&rf.access_rate, &path.access_rate) {
@@ -1365,6 +1382,7 @@ fn expand_flow(
                 rtt_split: split,
                 stop_ns: stop,
                 route: route.clone(),
+                reverse_route: reverse_route.clone(),
             });
         }
     }

@@ -192,6 +192,8 @@ pub struct RawFlow {
     pub rtt_schedule: Option<Vec<(UnitStr, UnitStr)>>,
     /// The links it crosses, in order (networks given by `[[links]]`).
     pub route: Option<Vec<String>>,
+    /// The links its ACKs cross, in order (two-way traffic); default none.
+    pub reverse_route: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Debug, Default, Clone)]

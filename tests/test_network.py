@@ -95,3 +95,17 @@ def test_the_parking_lot_scenario_runs_with_per_link_tables(tmp_path):
     # The long flow crosses three congested links: it gets the least.
     g = res.flows["goodput_mbps"]
     assert g[0] < g[1:].min()
+
+
+def test_the_issue_network_runs_with_its_report(tmp_path):
+    # A 3-hop parking lot with a cellular trace on one link and two-way
+    # traffic on another: the usual tables, the run figure and the report.
+    res = run(
+        REPO / "scenarios" / "parking-lot-cellular.toml", out=tmp_path / "r", duration="4s", figure=True
+    )
+    assert res.links["link"].tolist() == ["hop1", "hop2", "hop3", "hop3-back"]
+    assert res.flows["route"].tolist()[-1] == "hop3-back"
+    assert res.figure is not None and res.figure.is_file()
+    assert cli.main(["report", str(res.path)]) == 0
+    text = (res.path / "report" / "index.html").read_text()
+    assert "<h2>Links</h2>" in text and "hop3-back" in text

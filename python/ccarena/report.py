@@ -269,10 +269,13 @@ def write_report(
                 "srtt_mean_ms",
                 "fct_s",
                 "drops",
+                "route",
             )
-            if c in res.flows
+            if c in res.flows and not (c == "route" and len(res.links) < 2)
         ]
         parts += ["<h2>Flows</h2>", _table(res.flows[cols])]
+        if len(res.links) > 1:  # a network: each link's utilization, delay, drops
+            parts += ["<h2>Links</h2>", _table(res.links)]
     else:
         cols = [c for c in exp.runs.columns if c not in ("hash",)]
         parts += [f"<h2>Runs ({len(exp.runs)})</h2>", _table(exp.runs[cols])]

@@ -14,9 +14,9 @@
 //! late but never changes the schedule: the shaper's rate and the delays
 //! stay exact, and the lateness is measured against the schedule.
 
-use ccarena_sim::net::network::Network;
+use ccarena_sim::net::network::{Hop, Network};
 use ccarena_sim::net::path::{flow_paths, Path};
-use ccarena_sim::packet::{Kind, Packet};
+use ccarena_sim::packet::Packet;
 use ccarena_sim::scenario::Scenario;
 use ccarena_sim::units::{Dur, Rate, Time};
 use std::cmp::Reverse;
@@ -327,10 +327,10 @@ impl Pipeline {
     /// A packet done with link `l` goes on: to the next link of its route,
     /// or to its receiver.
     fn hop(&mut self, t: Time, l: usize, p: Packet, to_receivers: &mut Vec<Release>) {
-        match self.net.next_hop(&p, l as u32) {
-            None if matches!(p.kind, Kind::Ack | Kind::SynAck) => self.onto_reverse_path(t, p),
-            None => to_receivers.push((t, p)),
-            Some(m) => {
+        match self.net.next_hop(p.flow, l as u32) {
+            Hop::ReversePath => self.onto_reverse_path(t, p),
+            Hop::Receiver => to_receivers.push((t, p)),
+            Hop::Link(m) => {
                 self.net.links[m as usize].queue.enqueue(t, p);
                 self.kicked.push(m as usize);
             }

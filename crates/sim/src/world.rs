@@ -19,7 +19,7 @@ use crate::metrics::schema::{
 };
 use crate::metrics::table::Table;
 use crate::net::host::{HostLatency, HostNoise};
-use crate::net::network::Network;
+use crate::net::network::{Hop, Network};
 use crate::net::path::{flow_paths, Path};
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
@@ -475,12 +475,10 @@ impl<'a> World<'a> {
     /// A packet done with link `l` (its queue and its delay) goes on: to the
     /// next link of its route, or to its receiver.
     fn hop(&mut self, now: Time, l: u32, p: Packet) {
-        match self.net.next_hop(&p, l) {
-            None if matches!(p.kind, Kind::Ack | Kind::SynAck) => {
-                self.onto_reverse_path(now, p.flow, p)
-            }
-            None => self.deliver(now, p),
-            Some(m) => {
+        match self.net.next_hop(p.flow, l) {
+            Hop::ReversePath => self.onto_reverse_path(now, p.flow, p),
+            Hop::Receiver => self.deliver(now, p),
+            Hop::Link(m) => {
                 self.net.links[m as usize].queue.enqueue(now, p);
                 self.kicked.push(m);
             }

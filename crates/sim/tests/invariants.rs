@@ -133,10 +133,11 @@ fn scenario(rng: &mut Rng, k: u64) -> Value {
             let a = rng.below(nlinks);
             let b = a + rng.below(nlinks - a);
             f["route"] = json!((a..=b).map(|k| format!("l{k}")).collect::<Vec<_>>());
-            // Two-way traffic: ACKs back over the same links, in reverse.
-            if rng.chance(0.3) {
-                f["reverse_route"] =
-                    json!((a..=b).rev().map(|k| format!("l{k}")).collect::<Vec<_>>());
+            // Two-way traffic: ACKs back over links the data does not cross.
+            let others: Vec<u32> = (0..nlinks).filter(|&k| k < a || k > b).collect();
+            if !others.is_empty() && rng.chance(0.4) {
+                let back = *pick(rng, &others);
+                f["reverse_route"] = json!([format!("l{back}")]);
             }
         }
         flows.push(f);

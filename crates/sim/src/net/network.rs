@@ -13,7 +13,6 @@
 
 use super::bottleneck::Bottleneck;
 use super::path::Path;
-use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::{BottleneckSpec, Scenario};
 use crate::units::{Bytes, Dur, Rate};
@@ -28,6 +27,17 @@ pub struct Link {
     pub delay: Dur,
     /// The link's rate, buffer and schedule as the scenario gives them.
     pub spec: BottleneckSpec,
+}
+
+/// Where a packet goes when it is done with a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// The next link's queue.
+    Link(u32),
+    /// The flow's receiver (the end of its route).
+    Receiver,
+    /// The flow's reverse path to its sender (the end of its reverse route).
+    ReversePath,
 }
 
 pub struct Network {
@@ -97,24 +107,21 @@ impl Network {
         &self.reverse_routes[flow as usize]
     }
 
-    /// Where a packet of `flow` goes after `link`: the next link of its
-    /// route, or `None` for its receiver; for an ACK (or SYN-ACK), the next
-    /// link of its reverse route, or `None` for the flow's reverse path.
-    pub fn next_hop(&self, pkt: &Packet, link: u32) -> Option<u32> {
-        let flow = pkt.flow as usize;
-        let r = if matches!(pkt.kind, Kind::Ack | Kind::SynAck) {
-            self.reverse_routes[flow].as_slice()
-        } else {
-            self.routes[flow].as_slice()
-        };
-        match r {
-            // The dumbbell and every one-link route: straight to the receiver.
-            [_] => None,
-            _ => {
-                let k = r.iter().position(|&l| l == link).expect("on its route");
-                r.get(k + 1).copied()
-            }
+    /// Where a packet of `flow` goes after `link`. A link is one-way and on
+    /// at most one of the flow's two routes, so the link says the
+    /// direction: on its route, the next link or the receiver; on its
+    /// reverse route (ACKs), the next link or the flow's reverse path.
+    pub fn next_hop(&self, flow: u32, link: u32) -> Hop {
+        let r = self.routes[flow as usize].as_slice();
+        if let Some(k) = r.iter().position(|&l| l == link) {
+            return r.get(k + 1).map_or(Hop::Receiver, |&m| Hop::Link(m));
         }
+        let rr = self.reverse_routes[flow as usize].as_slice();
+        let k = rr
+            .iter()
+            .position(|&l| l == link)
+            .expect("a link of the flow's route or reverse route");
+        rr.get(k + 1).map_or(Hop::ReversePath, |&m| Hop::Link(m))
     }
 
     /// The propagation delay of a flow's links, one way.

@@ -1067,6 +1067,15 @@ fn expand_flow(
         None => vec![],
         Some(r) => net.route(&at("reverse_route"), Some(r))?,
     };
+    if let Some(k) = reverse_route.iter().position(|l| route.contains(l)) {
+        return err(
+            format!("flows[{g}].reverse_route[{k}]"),
+            format!(
+                "{:?} carries the flow's data: a link is one-way, its ACKs need another (e.g. \"{}-back\")",
+                net.names[reverse_route[k] as usize], net.names[reverse_route[k] as usize]
+            ),
+        );
+    }
     let delay_of = |links: &[u32]| Dur(links.iter().map(|&l| net.delays[l as usize].0).sum());
     // The links' own propagation delays, one way; the ACKs return over the
     // reverse route's links, or else an uncongested path of the same length.

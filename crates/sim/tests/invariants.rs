@@ -97,6 +97,9 @@ fn scenario(rng: &mut Rng, k: u64) -> Value {
             o.insert("trace".into(), json!(ms));
         }
         if rng.chance(0.1) {
+            l["overhead"] = json!(*pick(rng, &["8B", "38B", "200B"]));
+        }
+        if rng.chance(0.1) {
             let r = *pick(rng, &[1, 5, 20]);
             l["policer"] =
                 json!({"rate": format!("{r}Mbps"), "burst": *pick(rng, &["2pkt", "30KB"])});

@@ -443,3 +443,35 @@ fn with_two_way_traffic_acks_queue_behind_data() {
         assert_eq!(sent, got, "flow {i}: conservation with ACKs in the queues");
     }
 }
+
+#[test]
+fn a_per_packet_overhead_takes_its_share_of_the_link() {
+    // 100 bytes of framing per packet on a 12 Mbit/s link: a full segment
+    // takes 1614 bytes of the link's time, so a saturating flow's payload
+    // rate is 12 x 1448/1614 Mbit/s (without: 1448/1514).
+    for (overhead, frame) in [(0.0, 1514.0), (100.0, 1614.0)] {
+        let r = sim(json!({
+            "duration": "10s",
+            "bottleneck": {"rate": "12Mbps", "buffer": "2BDP", "overhead": format!("{overhead}B")},
+            "flows": [{"cc": "cubic", "rtt": "20ms"}]
+        }));
+        let s = r.table("samples");
+        let (t, g) = (s.f64s("time_s"), s.f64s("goodput_mbps"));
+        let steady: Vec<f64> = (0..s.rows())
+            .filter(|&k| t[k] > 3.0)
+            .map(|k| g[k])
+            .collect();
+        let mean = steady.iter().sum::<f64>() / steady.len() as f64;
+        let expected = 12.0 * 1448.0 / frame;
+        assert!(
+            (mean - expected).abs() / expected < 0.01,
+            "overhead {overhead}: {mean} vs {expected}"
+        );
+    }
+    let e = normalize_json(
+        &json!({"duration": "1s", "bottleneck": {"rate": "1Mbps", "overhead": "5000B"}, "flows": [{"cc": "reno", "rtt": "1ms"}]})
+            .to_string(),
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "bottleneck.overhead");
+}

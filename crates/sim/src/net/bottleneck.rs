@@ -70,6 +70,9 @@ pub struct Bottleneck {
     trace: Option<TraceShaper>,
     /// A policer at the link's ingress (`net::police`).
     policer: Option<Policer>,
+    /// Bytes added to every packet's length in the link's time (framing of
+    /// the link layer: Linux `tc ... overhead`, CAKE's `overhead`).
+    overhead: u64,
 }
 
 impl Bottleneck {
@@ -97,7 +100,15 @@ impl Bottleneck {
             dropped: Vec::new(),
             trace: None,
             policer: None,
+            overhead: 0,
         }
+    }
+
+    /// Count `bytes` more per packet in the link's transmission time (and a
+    /// trace link's opportunities), not in its wire bytes.
+    pub fn with_overhead(mut self, bytes: u64) -> Self {
+        self.overhead = bytes;
+        self
     }
 
     /// Police arrivals at the link's ingress: what exceeds is dropped.
@@ -261,7 +272,9 @@ impl Bottleneck {
             }
             let pkt = self.held?;
             self.refill(now);
-            let cost = self.rate.tx_time(Bytes(pkt.wire_len as u64));
+            let cost = self
+                .rate
+                .tx_time(Bytes(pkt.wire_len as u64 + self.overhead));
             if self.tokens < cost {
                 return Some(now + (cost - self.tokens));
             }
@@ -293,7 +306,8 @@ impl Bottleneck {
                     self.held = self.qdisc.dequeue(t, &mut ctx);
                     self.drain_events();
                     let Some(p) = self.held else { break };
-                    self.trace.as_mut().expect("a trace link").in_transit = packet_cost(&p);
+                    self.trace.as_mut().expect("a trace link").in_transit =
+                        packet_cost(&p) + self.overhead;
                 }
                 let tr = self.trace.as_mut().expect("a trace link");
                 if tr.in_transit > left {

@@ -77,6 +77,9 @@ impl Network {
                 if let Some(p) = &q.policer {
                     queue = queue.with_policer(p);
                 }
+                if q.overhead_bytes > 0 {
+                    queue = queue.with_overhead(q.overhead_bytes);
+                }
                 Link {
                     name: l.name.to_string(),
                     queue,

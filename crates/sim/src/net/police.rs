@@ -1,14 +1,16 @@
 //! A token-bucket policer at a link's ingress: what conforms enters the
 //! link's queue, what exceeds is dropped, never queued (Linux `act_police`,
 //! `tcf_police_act` in net/sched/act_police.c, with `conform-exceed
-//! pass/drop`; the policers of ISPs and transperf's `policer`). Tokens are
-//! kept as transmission time at the rate, at most `burst` worth: a packet
-//! conforms when the tokens, refilled since the last conforming packet and
-//! capped at the burst, cover its transmission time; only a conforming
-//! packet spends tokens (the kernel leaves its state alone on exceed).
+//! pass/drop`; the policers of ISPs and transperf's `policer`). The kernel
+//! keeps tokens as transmission time at the rate; here they are kept
+//! exactly, in bit-nanoseconds (bits x 1e9: the rate refills `rate` of them
+//! per nanosecond), at most `burst` worth: a packet conforms when the
+//! tokens, refilled since the last conforming packet and capped at the
+//! burst, cover its bits; only a conforming packet spends tokens (the
+//! kernel leaves its state alone on exceed).
 
 use crate::packet::Packet;
-use crate::units::{Bytes, Dur, Rate, Time};
+use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 /// A policer as a normalized scenario holds it.
@@ -21,19 +23,21 @@ pub struct PolicerSpec {
 
 #[derive(Clone, Debug)]
 pub struct Policer {
-    rate: Rate,
-    burst: Dur,
-    toks: Dur,
+    rate: u128,
+    /// Bucket depth and tokens, in bit-nanoseconds.
+    burst: u128,
+    toks: u128,
     t_c: Time,
 }
+
+const NS: u128 = 1_000_000_000;
 
 impl Policer {
     /// The bucket starts full (`tcf_police_init`: `tcfp_toks = burst`).
     pub fn new(spec: &PolicerSpec) -> Policer {
-        let rate = Rate(spec.rate_bps);
-        let burst = rate.tx_time(Bytes(spec.burst_bytes));
+        let burst = spec.burst_bytes as u128 * 8 * NS;
         Policer {
-            rate,
+            rate: spec.rate_bps as u128,
             burst,
             toks: burst,
             t_c: Time::ZERO,
@@ -42,8 +46,9 @@ impl Policer {
 
     /// Does `pkt`, arriving at `now`, conform? If so it spends its tokens.
     pub fn admit(&mut self, now: Time, pkt: &Packet) -> bool {
-        let toks = (self.toks + now.since(self.t_c)).min(self.burst);
-        let cost = self.rate.tx_time(Bytes(pkt.wire_len as u64));
+        let refill = now.since(self.t_c).0 as u128 * self.rate;
+        let toks = (self.toks + refill).min(self.burst);
+        let cost = pkt.wire_len as u128 * 8 * NS;
         if toks < cost {
             return false;
         }
@@ -56,6 +61,7 @@ impl Policer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::{Bytes, Rate};
 
     #[test]
     fn a_burst_passes_then_the_rate_does() {
@@ -67,7 +73,8 @@ mod tests {
         let pkt = Packet::data(0, 0, 1448);
         let passed = (0..10).filter(|_| p.admit(Time::ZERO, &pkt)).count();
         assert_eq!(passed, 3, "the bucket starts full, then drops");
-        // A frame's worth of tokens after one transmission time, not before.
+        // A frame's worth of tokens after one transmission time, not before
+        // (1009333.33 ns: not at 1009333, at 1009334).
         let tx = Rate(12_000_000).tx_time(Bytes(1514));
         assert!(!p.admit(Time(tx.0 - 1), &pkt));
         assert!(p.admit(Time(tx.0), &pkt));

@@ -130,6 +130,14 @@ pub struct BottleneckSpec {
     /// A token-bucket policer at the link's ingress (`net::police`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policer: Option<PolicerSpec>,
+    /// Bytes of link-layer framing added to every packet in the link's
+    /// time (`overhead`), not in its wire bytes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub overhead_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A queueing link as the simulator and the emulator build it (see
@@ -716,18 +724,32 @@ fn normalize_queue(
     let bdp = units::bdp(rate, bdp_rtt);
     let buffer_str = rb.buffer.clone().unwrap_or(UnitStr("1BDP".into()));
     let limit = resolve_buffer(&at("buffer"), &buffer_str.0, bdp, mtu_wire)?;
+    let overhead_bytes = match &rb.overhead {
+        None => 0,
+        Some(o) => match units::parse_size(&o.0).or_else(|m| err(at("overhead"), m))? {
+            SizeSpec::Bytes(n) if n <= 1_000 => n,
+            _ => {
+                return err(
+                    at("overhead"),
+                    format!("{:?}: 0 to 1000 bytes of framing per packet", o.0),
+                )
+            }
+        },
+    };
+    // The bucket holds at least one full packet as the link counts it.
+    let frame = mtu_wire as u64 + overhead_bytes;
     let burst_bytes = match &rb.burst {
-        None => mtu_wire as u64,
+        None => frame,
         Some(b) => match units::parse_size(&b.0).or_else(|m| err(at("burst"), m))? {
             SizeSpec::Bytes(n) => n,
             SizeSpec::Packets(p) => (p * mtu_wire as f64).round() as u64,
             SizeSpec::Bdp(k) => (k * bdp.0 as f64).round() as u64,
         },
     };
-    if burst_bytes < mtu_wire as u64 {
+    if burst_bytes < frame {
         return err(
             at("burst"),
-            format!("{burst_bytes} bytes is smaller than one packet ({mtu_wire} bytes)"),
+            format!("{burst_bytes} bytes is smaller than one packet ({frame} bytes)"),
         );
     }
     let ecn = rb.ecn.unwrap_or(false);
@@ -772,7 +794,7 @@ fn normalize_queue(
             return err(
                 at(k),
                 format!(
-                    "unknown field; expected one of {}rate, buffer, bdp_rtt, qdisc, ecn, burst, rate_schedule, trace, policer, or a [{prefix}.<qdisc>] table ({})",
+                    "unknown field; expected one of {}rate, buffer, bdp_rtt, qdisc, ecn, burst, rate_schedule, trace, policer, overhead, or a [{prefix}.<qdisc>] table ({})",
                     if prefix == "bottleneck" { "" } else { "name, delay, " },
                     QdiscConfig::NAMES.join(", ")
                 ),
@@ -821,7 +843,7 @@ fn normalize_queue(
     // no longer a shaper (issue 10: 20 GiB on 100 Mbit/s gave utilization
     // 5571% and runs that did not end).
     let top_rate = Rate(rate_schedule.iter().map(|&(_, r)| r).fold(rate.0, u64::max));
-    let burst_max = (top_rate.0 / 8).max(mtu_wire as u64);
+    let burst_max = (top_rate.0 / 8).max(frame);
     if burst_bytes > burst_max {
         return err(
             at("burst"),
@@ -844,6 +866,7 @@ fn normalize_queue(
         rate_schedule,
         trace,
         policer,
+        overhead_bytes,
     })
 }
 

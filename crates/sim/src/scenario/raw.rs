@@ -74,6 +74,8 @@ pub struct RawBottleneck {
     pub trace: Option<RawTrace>,
     /// A token-bucket policer at the link's ingress.
     pub policer: Option<RawPolicer>,
+    /// Link-layer framing per packet, bytes ("38B").
+    pub overhead: Option<UnitStr>,
     /// `[bottleneck.<qdisc>]` parameter tables, checked against `qdisc`.
     #[serde(flatten)]
     pub qdisc_params: serde_json::Map<String, serde_json::Value>,

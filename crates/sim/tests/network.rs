@@ -475,3 +475,36 @@ fn a_per_packet_overhead_takes_its_share_of_the_link() {
     .unwrap_err();
     assert_eq!(e.path, "bottleneck.overhead");
 }
+
+#[test]
+fn ack_aggregation_shows_in_bbrs_extra_acked_estimate() {
+    // ACKs released only at grants every 8 ms (a Wi-Fi/DOCSIS-like uplink):
+    // they reach the sender in bursts, and BBRv1's ACK-aggregation
+    // estimator (extra_acked, Linux bbr_update_ack_aggregation) measures
+    // several packets more than on a smooth ACK path.
+    let extra = |ack_jitter: Value| {
+        let mut flow = json!({"cc": "bbr1", "rtt": "20ms"});
+        if !ack_jitter.is_null() {
+            flow["ack_jitter"] = ack_jitter;
+        }
+        let r = sim(json!({
+            "duration": "10s",
+            "bottleneck": {"rate": "50Mbps", "buffer": "2BDP"},
+            "flows": [flow]
+        }));
+        let s = r.table("samples");
+        let (t, x) = (s.f64s("time_s"), s.f64s("bbr_extra_acked_pkts"));
+        let v: Vec<f64> = (0..s.rows())
+            .filter(|&k| t[k] > 2.0)
+            .map(|k| x[k])
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let smooth = extra(Value::Null);
+    let aggregated = extra(json!({"model": "periodic", "max": "8ms"}));
+    // 8 ms of ACKs at 50 Mbit/s are ~33 packets.
+    assert!(
+        aggregated > smooth + 10.0,
+        "extra_acked {aggregated} vs {smooth} packets"
+    );
+}

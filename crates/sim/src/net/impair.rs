@@ -261,7 +261,7 @@ impl LossModel {
     }
 }
 
-/// `jitter = { model = "slotted" | "per_packet", max = "10ms" }`.
+/// `jitter = { model = "slotted" | "per_packet" | "periodic", max = "10ms" }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JitterConfig {
@@ -276,6 +276,8 @@ pub enum JitterKind {
     #[serde(alias = "per-packet")]
     PerPacket,
     Slotted,
+    /// Released at the next grant, every `max` (aggregation; see `Jitter`).
+    Periodic,
 }
 
 impl JitterConfig {
@@ -289,6 +291,7 @@ impl JitterConfig {
         Ok(match self.model {
             JitterKind::PerPacket => Jitter::PerPacket { max },
             JitterKind::Slotted => Jitter::Slotted { max, slot: None },
+            JitterKind::Periodic => Jitter::Periodic { period: max },
         })
     }
 }
@@ -318,11 +321,19 @@ pub struct Slot {
 ///   next arrival opens a new slot. The first packet of a slot is delayed
 ///   by d; later ones by less, so a steady stream sees delays between 0
 ///   and J, triangular with mean J/3, and leaves in bursts, one per slot.
+/// * Periodic (aggregation, as on the ACK path of a Wi-Fi or DOCSIS
+///   access link, whose station or cable modem sends only at its
+///   transmit opportunities or upstream grants): a packet waits for the
+///   next grant, one every J from the start of the run, and the packets of
+///   one period leave together at its grant. Each waits 0 to J (mean J/2
+///   for a steady stream); no random draws. A stated model, not a measured
+///   one: real grant cycles vary with the medium's load.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Jitter {
     None,
     PerPacket { max: Dur },
     Slotted { max: Dur, slot: Option<Slot> },
+    Periodic { period: Dur },
 }
 
 /// Uniform in [0, max], to the nanosecond.
@@ -345,6 +356,10 @@ impl Jitter {
         match self {
             Jitter::None => base_exit.max(last_exit),
             Jitter::PerPacket { max } => (base_exit + draw(*max, rng)).max(last_exit),
+            Jitter::Periodic { period } => {
+                let p = period.0.max(1);
+                Time(base_exit.0.div_ceil(p) * p).max(last_exit)
+            }
             Jitter::Slotted { max, slot } => {
                 let s = match slot {
                     Some(s) if arrival < s.end => s,
@@ -572,6 +587,22 @@ mod tests {
             let sd = (n as f64 * 0.25 * 0.75).sqrt();
             assert!((c - n as f64 / 4.0).abs() < 4.0 * sd, "quarter {q}: {c}");
         }
+    }
+
+    #[test]
+    fn periodic_aggregation_releases_at_each_grant() {
+        // Grants every 4 ms: packets due at 6, 7.9 and 8 ms leave at 8 ms,
+        // one due at 8.1 ms at 12 ms; nothing is drawn, nothing reordered.
+        let mut j = jitter("periodic", "4ms");
+        let ms = |x: f64| Time((x * 1e6) as u64);
+        let mut rng = Rng::stream(1, "j");
+        let mut last = Time::ZERO;
+        let mut out = vec![];
+        for due in [6.0, 7.9, 8.0, 8.1] {
+            last = j.exit_time(ms(due - 5.0), ms(due), last, &mut rng);
+            out.push(last);
+        }
+        assert_eq!(out, [ms(8.0), ms(8.0), ms(8.0), ms(12.0)]);
     }
 
     #[test]

@@ -142,9 +142,9 @@ impl Sampler {
         )?;
         flowq.flush()?;
         Ok(Sampler {
-            interval: cfg.scenario.sample_interval_ns,
-            next: cfg.scenario.sample_interval_ns,
-            end: cfg.scenario.duration_ns,
+            interval: cfg.scenario.sample_interval.0,
+            next: cfg.scenario.sample_interval.0,
+            end: cfg.scenario.duration.0,
             queue,
             flowq,
         })

@@ -99,14 +99,14 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
         if sc
             .queue_links()
             .iter()
-            .any(|l| l.queue.rate_bps > 1_000_000_000)
+            .any(|l| l.queue.rate.0 > 1_000_000_000)
         {
             50.0
         } else {
             0.0
         },
     );
-    let stop = stop_after.unwrap_or(sc.duration_ns as f64 / 1e9 + 30.0);
+    let stop = stop_after.unwrap_or(sc.duration.secs_f64() + 30.0);
     Ok(Config {
         if_senders: if_s.ok_or("--if-senders is required")?,
         if_receivers: if_r.ok_or("--if-receivers is required")?,

@@ -84,27 +84,18 @@ impl Pipeline {
             .iter()
             .enumerate()
             .flat_map(|(i, f)| {
-                f.rtt_schedule.iter().map(move |&(t, rtt)| {
-                    (
-                        Time(t),
-                        Step::Rtt {
-                            flow: i,
-                            rtt: Dur(rtt),
-                        },
-                    )
-                })
+                f.rtt_schedule
+                    .iter()
+                    .map(move |&(t, rtt)| (t, Step::Rtt { flow: i, rtt }))
             })
             .collect();
         for (l, link) in net.links.iter().enumerate() {
-            steps.extend(link.spec.rate_schedule.iter().map(|&(t, r)| {
-                (
-                    Time(t),
-                    Step::Rate {
-                        link: l,
-                        rate: Rate(r),
-                    },
-                )
-            }));
+            steps.extend(
+                link.spec
+                    .rate_schedule
+                    .iter()
+                    .map(|&(t, r)| (t, Step::Rate { link: l, rate: r })),
+            );
         }
         // Stable: steps at one instant apply in the order the scenario lists them.
         steps.sort_by_key(|&(t, _)| t);

@@ -122,7 +122,7 @@ fn run_capacity_bits(py: Python<'_>, normalized_json: &str, link: Option<usize>)
         Some(l) => scenario
             .queue_links()
             .get(l)
-            .map(|x| x.queue.run_capacity_bits(scenario.duration_ns))
+            .map(|x| x.queue.run_capacity_bits(scenario.duration.0))
             .ok_or_else(|| PyValueError::new_err(format!("no link {l}"))),
     }
 }

@@ -12,19 +12,73 @@ pub const NS_PER_MS: u64 = 1_000_000;
 pub const NS_PER_S: u64 = 1_000_000_000;
 
 /// An instant of simulated time, in nanoseconds since the start of the run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Units live in these types; in a normalized scenario (JSON) each is its
+/// integer, in the unit its field's name says (`_ns`, `_bps`, `_bytes`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct Time(pub u64);
 
 /// A span of simulated time, in nanoseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct Dur(pub u64);
 
 /// A count of bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct Bytes(pub u64);
 
 /// A bit rate, in bits per second. `Rate::INF` means "not limited".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct Rate(pub u64);
 
 impl Time {
@@ -412,6 +466,23 @@ impl FractionSpec {
 /// Bandwidth-delay product in bytes: rate x rtt.
 pub fn bdp(rate: Rate, rtt: Dur) -> Bytes {
     rate.bytes_in(rtt)
+}
+
+/// Serde for a duration written with a unit ("10s", "200ms"), as in
+/// scenario files: `#[serde(with = "crate::units::dur_text")]` (the one
+/// such (de)serializer; algorithms' parameters use it).
+pub mod dur_text {
+    use super::{format_duration, parse_duration, Dur};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Dur, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_duration(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
+        let text = String::deserialize(d)?;
+        parse_duration(&text).map_err(serde::de::Error::custom)
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use crate::scenario::Scenario;
 use crate::sched::EventQueue;
 use crate::tcp::receiver::{AckOptions, EcnEcho, Receiver};
 use crate::tcp::sender::{Sender, SenderConfig};
-use crate::units::{Dur, Rate, Time};
+use crate::units::{Dur, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
@@ -125,12 +125,12 @@ impl<'a> World<'a> {
         for (i, f) in sc.flows.iter().enumerate() {
             let app = if !f.chunks.is_empty() {
                 App::Chunks(Chunks::new(
-                    f.chunks.iter().map(|&(o, b)| (Dur(o), b)).collect(),
+                    f.chunks.iter().map(|&(o, b)| (o, b.0)).collect(),
                     f.mss,
                 ))
             } else {
-                match f.size_bytes {
-                    Some(b) => App::Sized { bytes: b },
+                match f.size {
+                    Some(b) => App::Sized { bytes: b.0 },
                     None => App::Bulk,
                 }
             };
@@ -139,13 +139,13 @@ impl<'a> World<'a> {
                 mss: f.mss,
                 init_cwnd: f.init_cwnd,
                 pacing: f.pacing.clone(),
-                rwnd_segs: f.rwnd_bytes.map(|b| ((b / f.mss as u64) as u32).max(1)),
+                rwnd_segs: f.rwnd.map(|b| ((b.0 / f.mss as u64) as u32).max(1)),
                 ecn: f.ecn,
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
                 tso_defer: sc.hosts.tso_defer,
                 push_marks: sc.hosts.push_acks,
             };
-            let (fwd, mut rev) = flow_paths(f, sc.seed, Rate(f.access_rate_bps));
+            let (fwd, mut rev) = flow_paths(f, sc.seed, f.access_rate);
             let route_delay = net.reverse_path_delay(i as u32);
             if route_delay > Dur::ZERO {
                 rev.set_delay(rev.delay() + route_delay);
@@ -175,7 +175,7 @@ impl<'a> World<'a> {
                 rev,
                 app,
                 mss: f.mss,
-                start: Time(f.start_ns),
+                start: f.start,
                 timer_at: None,
                 recv_timer_at: None,
                 last_bytes: 0,
@@ -187,29 +187,29 @@ impl<'a> World<'a> {
         }
         for f in &sc.flows {
             if let Some(a) = f.after {
-                flows[a.flow as usize].successor = Some((f.id, Dur(a.gap_ns)));
+                flows[a.flow as usize].successor = Some((f.id, a.gap));
             }
         }
         let mut q = EventQueue::new();
         for f in sc.flows.iter().filter(|f| f.after.is_none()) {
-            q.push(Time(f.start_ns), Ev::Start(f.id));
+            q.push(f.start, Ev::Start(f.id));
         }
         for f in &sc.flows {
             for (k, &(t, _)) in f.rtt_schedule.iter().enumerate() {
-                q.push(Time(t), Ev::RttStep(f.id, k as u32));
+                q.push(t, Ev::RttStep(f.id, k as u32));
             }
         }
         for f in &sc.flows {
-            if let Some(t) = f.stop_ns {
-                q.push(Time(t), Ev::Stop(f.id));
+            if let Some(t) = f.stop {
+                q.push(t, Ev::Stop(f.id));
             }
         }
         for (l, link) in net.links.iter().enumerate() {
             for (k, &(t, _)) in link.spec.rate_schedule.iter().enumerate() {
-                q.push(Time(t), Ev::RateStep(l as u32, k as u32));
+                q.push(t, Ev::RateStep(l as u32, k as u32));
             }
         }
-        q.push(Time(sc.sample_interval_ns), Ev::Sample);
+        q.push(Time(sc.sample_interval.0), Ev::Sample);
         World {
             sc,
             q,
@@ -217,7 +217,7 @@ impl<'a> World<'a> {
             net,
             kicked: Vec::new(),
             out: Vec::with_capacity(64),
-            end: Time(sc.duration_ns),
+            end: Time(sc.duration.0),
             samples: SampleCols::default(),
             cc_state: DynColumns::default(),
             queue: QueueCols::default(),
@@ -340,7 +340,7 @@ impl<'a> World<'a> {
             }
             Ev::RttStep(i, k) => {
                 let spec = &self.sc.flows[i as usize];
-                let rtt = Dur(spec.rtt_schedule[k as usize].1);
+                let rtt = spec.rtt_schedule[k as usize].1;
                 let fwd = rtt.mul_f64(spec.rtt_split);
                 let f = &mut self.flows[i as usize];
                 f.fwd.set_delay(fwd);
@@ -352,7 +352,7 @@ impl<'a> World<'a> {
             }
             Ev::RateStep(l, k) => {
                 let link = &mut self.net.links[l as usize];
-                let rate = Rate(link.spec.rate_schedule[k as usize].1);
+                let rate = link.spec.rate_schedule[k as usize].1;
                 link.queue.set_rate(now, rate);
                 // A pending wake-up was computed at the old rate: recompute.
                 link.queue.wake = None;
@@ -360,7 +360,7 @@ impl<'a> World<'a> {
             }
             Ev::Sample => {
                 self.sample(now);
-                let next = now + Dur(self.sc.sample_interval_ns);
+                let next = now + self.sc.sample_interval;
                 if next <= self.end {
                     self.q.push(next, Ev::Sample);
                 }
@@ -507,8 +507,8 @@ impl<'a> World<'a> {
     }
 
     fn sample(&mut self, now: Time) {
-        let interval = Dur(self.sc.sample_interval_ns).secs_f64();
-        let since = now - Dur(self.sc.sample_interval_ns);
+        let interval = self.sc.sample_interval.secs_f64();
+        let since = now - self.sc.sample_interval;
         for (i, f) in self.flows.iter_mut().enumerate() {
             // Only flows active during the interval have a row.
             if !f.started || f.sender.stats.completed_at.is_some_and(|t| t <= since) {
@@ -620,10 +620,10 @@ impl<'a> World<'a> {
                 group: spec.group as i64,
                 label: spec.label.clone(),
                 cc: spec.cc.name().to_string(),
-                rtt_ms: spec.rtt_ns as f64 / 1e6,
+                rtt_ms: spec.rtt.ms_f64(),
                 start_s: f.start.secs_f64(),
                 end_s: fin.secs_f64(),
-                size_bytes: spec.size_bytes.map_or(-1, |b| b as i64),
+                size_bytes: spec.size.map_or(-1, |b| b.0 as i64),
                 bytes: bytes as i64,
                 bytes_acked: snap.bytes_acked as i64,
                 goodput_mbps: goodput,
@@ -683,7 +683,7 @@ impl<'a> World<'a> {
             let h = &q.sojourn;
             link_rows.push(LinkRow {
                 link: link.name.clone(),
-                rate_mbps: Rate(link.spec.rate_bps).mbps_f64(),
+                rate_mbps: link.spec.rate.mbps_f64(),
                 delay_ms: link.delay.ms_f64(),
                 flows: (0..self.flows.len())
                     .filter(|&i| {

@@ -231,7 +231,7 @@ fn check(j: &Value) {
             .find(|l| l.name == names[k])
             .unwrap_or_else(|| panic!("{}", ctx(&format!("unknown link {}", names[k]))))
             .queue;
-        let interval_ns = sc.sample_interval_ns;
+        let interval_ns = sc.sample_interval.0;
         let end = (t * 1e9).round() as u64;
         let cap = b.capacity_bits(end.saturating_sub(interval_ns), end);
         if cap == 0.0 {
@@ -241,7 +241,7 @@ fn check(j: &Value) {
         // sample: a bucket and two frames, or for a trace link every
         // opportunity of one instant.
         let edge = match &b.trace {
-            None => b.burst_bytes as f64 * 8.0 + 2.0 * frame,
+            None => b.burst.0 as f64 * 8.0 + 2.0 * frame,
             Some(t) => {
                 let most =
                     t.ms.chunk_by(|a, b| a == b)

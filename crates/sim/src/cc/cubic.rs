@@ -15,8 +15,8 @@
 
 use super::classic::{Window, WindowRule};
 use super::{CaState, CcEvent, CcInit, CcParams, CcState, Conn, RateSample};
-use crate::units::{format_duration, parse_duration, Dur, Rate, Time, NS_PER_MS};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use crate::units::{format_duration, Dur, Rate, Time, NS_PER_MS};
+use serde::{Deserialize, Serialize};
 
 /// `BICTCP_BETA_SCALE`: beta is a fraction of 1024.
 const BETA_SCALE: u32 = 1024;
@@ -63,7 +63,7 @@ pub struct CubicConfig {
     /// HyStart runs only once cwnd is at least this many packets.
     pub hystart_low_window: u32,
     /// Largest ACK spacing that still extends an ACK train (`hystart_ack_delta_us`).
-    #[serde(with = "duration_text")]
+    #[serde(with = "crate::units::dur_text")]
     pub hystart_ack_delta: Dur,
 }
 
@@ -114,20 +114,6 @@ impl CcParams for CubicConfig {
             ));
         }
         Ok(())
-    }
-}
-
-/// Serde for a duration written with a unit ("2ms").
-mod duration_text {
-    use super::*;
-
-    pub fn serialize<S: Serializer>(d: &Dur, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format_duration(*d))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
-        let text = String::deserialize(d)?;
-        parse_duration(&text).map_err(serde::de::Error::custom)
     }
 }
 

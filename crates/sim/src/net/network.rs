@@ -65,8 +65,8 @@ impl Network {
                     format!("links.{}.qdisc", l.name)
                 };
                 let mut queue = Bottleneck::new(
-                    Rate(q.rate_bps),
-                    Bytes(q.burst_bytes),
+                    q.rate,
+                    q.burst,
                     q.qdisc.build(),
                     Rng::stream(sc.seed, &stream),
                     n,
@@ -77,8 +77,8 @@ impl Network {
                 if let Some(p) = &q.policer {
                     queue = queue.with_policer(p);
                 }
-                if q.overhead_bytes > 0 {
-                    queue = queue.with_overhead(q.overhead_bytes);
+                if q.overhead > Bytes(0) {
+                    queue = queue.with_overhead(q.overhead.0);
                 }
                 Link {
                     name: l.name.to_string(),
@@ -149,12 +149,6 @@ impl Network {
 
     /// The rate of the slowest link at the start (the summary's `rate_mbps`).
     pub fn slowest_rate(&self) -> Rate {
-        Rate(
-            self.links
-                .iter()
-                .map(|l| l.spec.rate_bps)
-                .min()
-                .unwrap_or(0),
-        )
+        Rate(self.links.iter().map(|l| l.spec.rate.0).min().unwrap_or(0))
     }
 }

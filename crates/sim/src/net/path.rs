@@ -53,12 +53,8 @@ pub fn flow_paths(f: &FlowSpec, seed: u64, access: Rate) -> (Path, Path) {
         rng: Rng::stream(seed, &format!("flow{}.{name}", f.id)),
     };
     (
-        Path::new(access, Dur(f.fwd_delay_ns)).with_impairments(imp(&f.loss, &f.jitter, "fwd")),
-        Path::new(access, Dur(f.rev_delay_ns)).with_impairments(imp(
-            &f.ack_loss,
-            &f.ack_jitter,
-            "rev",
-        )),
+        Path::new(access, f.fwd_delay).with_impairments(imp(&f.loss, &f.jitter, "fwd")),
+        Path::new(access, f.rev_delay).with_impairments(imp(&f.ack_loss, &f.ack_jitter, "rev")),
     )
 }
 

@@ -10,15 +10,17 @@
 //! kernel leaves its state alone on exceed).
 
 use crate::packet::Packet;
-use crate::units::Time;
+use crate::units::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 /// A policer as a normalized scenario holds it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PolicerSpec {
-    pub rate_bps: u64,
-    /// The bucket's depth, bytes.
-    pub burst_bytes: u64,
+    #[serde(rename = "rate_bps")]
+    pub rate: Rate,
+    /// The bucket's depth.
+    #[serde(rename = "burst_bytes")]
+    pub burst: Bytes,
 }
 
 #[derive(Clone, Debug)]
@@ -35,9 +37,9 @@ const NS: u128 = 1_000_000_000;
 impl Policer {
     /// The bucket starts full (`tcf_police_init`: `tcfp_toks = burst`).
     pub fn new(spec: &PolicerSpec) -> Policer {
-        let burst = spec.burst_bytes as u128 * 8 * NS;
+        let burst = spec.burst.0 as u128 * 8 * NS;
         Policer {
-            rate: spec.rate_bps as u128,
+            rate: spec.rate.0 as u128,
             burst,
             toks: burst,
             t_c: Time::ZERO,
@@ -61,14 +63,13 @@ impl Policer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::{Bytes, Rate};
 
     #[test]
     fn a_burst_passes_then_the_rate_does() {
         // 12 Mbit/s (a 1514-byte frame per 1009.333 us), 3 frames of burst.
         let mut p = Policer::new(&PolicerSpec {
-            rate_bps: 12_000_000,
-            burst_bytes: 3 * 1514,
+            rate: Rate(12_000_000),
+            burst: Bytes(3 * 1514),
         });
         let pkt = Packet::data(0, 0, 1448);
         let passed = (0..10).filter(|_| p.admit(Time::ZERO, &pkt)).count();

@@ -13,7 +13,7 @@ use crate::net::police::PolicerSpec;
 use crate::net::trace::{TraceSpec, OPPORTUNITY_FRAME};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
-use crate::units::{self, Bytes, Dur, Rate, SizeSpec};
+use crate::units::{self, Bytes, Dur, Rate, SizeSpec, Time};
 use raw::{RawBottleneck, RawFlow, RawLink, RawPath, RawScenario, UnitStr};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -102,27 +102,32 @@ pub enum PacingMode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pacing {
     pub mode: PacingMode,
-    /// sch_fq `maxrate`: a per-flow cap on top of the TCP pacing rate, bit/s.
-    pub max_rate_bps: Option<u64>,
+    /// sch_fq `maxrate`: a per-flow cap on top of the TCP pacing rate.
+    #[serde(rename = "max_rate_bps")]
+    pub max_rate: Option<Rate>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BottleneckSpec {
-    pub rate_bps: u64,
+    #[serde(rename = "rate_bps")]
+    pub rate: Rate,
     /// `buffer` as written ("1BDP", "2MB", "100pkt").
     pub buffer: String,
     /// The queue limit it resolved to.
     pub limit: Limit,
-    /// The BDP used for BDP multiples, bytes, and the RTT that defined it.
-    pub bdp_bytes: u64,
-    pub bdp_rtt_ns: u64,
+    /// The BDP used for BDP multiples, and the RTT that defined it.
+    #[serde(rename = "bdp_bytes")]
+    pub bdp: Bytes,
+    #[serde(rename = "bdp_rtt_ns")]
+    pub bdp_rtt: Dur,
     pub qdisc: QdiscConfig,
     pub ecn: bool,
-    /// Token-bucket depth (TBF `burst`), bytes.
-    pub burst_bytes: u64,
-    /// (time, rate) steps, ns and bit/s: from each time on, the bottleneck rate.
+    /// Token-bucket depth (TBF `burst`).
+    #[serde(rename = "burst_bytes")]
+    pub burst: Bytes,
+    /// (time, rate) steps: from each time on, the bottleneck rate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rate_schedule: Vec<(u64, u64)>,
+    pub rate_schedule: Vec<(Time, Rate)>,
     /// A delivery-opportunity trace (Mahimahi's format, `net::trace`) that
     /// drives the link instead of `rate_bps`, which is then its mean rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,12 +137,12 @@ pub struct BottleneckSpec {
     pub policer: Option<PolicerSpec>,
     /// Bytes of link-layer framing added to every packet in the link's
     /// time (`overhead`), not in its wire bytes.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub overhead_bytes: u64,
+    #[serde(default, skip_serializing_if = "is_zero", rename = "overhead_bytes")]
+    pub overhead: Bytes,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+fn is_zero(n: &Bytes) -> bool {
+    n.0 == 0
 }
 
 /// A queueing link as the simulator and the emulator build it (see
@@ -159,7 +164,7 @@ impl BottleneckSpec {
             // sends, those at the run's last instant included (the run
             // handles every event up to and at its end).
             Some(_) => self.capacity_bits(0, duration_ns + 1),
-            None => self.capacity_bits(0, duration_ns) + (self.burst_bytes * 8) as f64,
+            None => self.capacity_bits(0, duration_ns) + (self.burst.0 * 8) as f64,
         }
     }
 
@@ -168,9 +173,9 @@ impl BottleneckSpec {
     pub fn rate_at(&self, t_ns: u64) -> u64 {
         self.rate_schedule
             .iter()
-            .take_while(|&&(t, _)| t <= t_ns)
+            .take_while(|&&(t, _)| t.0 <= t_ns)
             .last()
-            .map_or(self.rate_bps, |&(_, r)| r)
+            .map_or(self.rate.0, |&(_, r)| r.0)
     }
 
     /// Bits the bottleneck can carry in `[from_ns, to_ns)`: its rate
@@ -187,7 +192,7 @@ impl BottleneckSpec {
         let mut bits = 0.0;
         let mut t = from_ns;
         let mut rate = self.rate_at(from_ns);
-        for &(at, r) in self.rate_schedule.iter().filter(|&&(at, _)| at > from_ns) {
+        for &(Time(at), Rate(r)) in self.rate_schedule.iter().filter(|&&(at, _)| at.0 > from_ns) {
             if at >= to_ns {
                 break;
             }
@@ -211,16 +216,23 @@ pub struct FlowSpec {
     #[serde(flatten)]
     pub cc: CcConfig,
     /// Base RTT: total propagation delay, forward plus reverse.
-    pub rtt_ns: u64,
-    pub fwd_delay_ns: u64,
-    pub rev_delay_ns: u64,
-    pub access_rate_bps: u64,
-    pub start_ns: u64,
+    #[serde(rename = "rtt_ns")]
+    pub rtt: Dur,
+    #[serde(rename = "fwd_delay_ns")]
+    pub fwd_delay: Dur,
+    #[serde(rename = "rev_delay_ns")]
+    pub rev_delay: Dur,
+    #[serde(rename = "access_rate_bps")]
+    pub access_rate: Rate,
+    #[serde(rename = "start_ns")]
+    pub start: Time,
     /// Bytes to send; `None` = bulk until the end.
-    pub size_bytes: Option<u64>,
+    #[serde(rename = "size_bytes")]
+    pub size: Option<Bytes>,
     pub pacing: Pacing,
-    /// Receive window, bytes; `None` = unlimited.
-    pub rwnd_bytes: Option<u64>,
+    /// Receive window; `None` = unlimited.
+    #[serde(rename = "rwnd_bytes")]
+    pub rwnd: Option<Bytes>,
     pub ecn: bool,
     pub mss: u32,
     pub init_cwnd: u32,
@@ -231,7 +243,7 @@ pub struct FlowSpec {
     pub after: Option<After>,
     /// Application writes (offset from the start, bytes); empty unless a trace replay.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub chunks: Vec<(u64, u64)>,
+    pub chunks: Vec<(Dur, Bytes)>,
     /// Random loss on the data path (before the bottleneck) and on the ACK path.
     #[serde(default, skip_serializing_if = "is_no_loss")]
     pub loss: LossConfig,
@@ -241,13 +253,13 @@ pub struct FlowSpec {
     pub jitter: Option<JitterConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_jitter: Option<JitterConfig>,
-    /// (time, rtt) steps, ns: from each time on, the flow's RTT (split as rtt_split).
+    /// (time, rtt) steps: from each time on, the flow's RTT (split as rtt_split).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rtt_schedule: Vec<(u64, u64)>,
+    pub rtt_schedule: Vec<(Time, Dur)>,
     pub rtt_split: f64,
-    /// The application stops writing at this time (bulk flows), ns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_ns: Option<u64>,
+    /// The application stops writing at this time (bulk flows).
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "stop_ns")]
+    pub stop: Option<Time>,
     /// The links it crosses in order (indices into `Scenario::links`);
     /// empty in the dumbbell, whose one link every flow crosses. `rtt_ns`
     /// includes the route's delays both ways; `fwd_delay_ns` and
@@ -267,7 +279,8 @@ pub struct FlowSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkSpec {
     pub name: String,
-    pub delay_ns: u64,
+    #[serde(rename = "delay_ns")]
+    pub delay: Dur,
     #[serde(flatten)]
     pub queue: BottleneckSpec,
 }
@@ -280,7 +293,8 @@ fn is_no_loss(l: &LossConfig) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct After {
     pub flow: u32,
-    pub gap_ns: u64,
+    #[serde(rename = "gap_ns")]
+    pub gap: Dur,
 }
 
 /// Upper bound on the flows one scenario may expand to (10x the 10,000
@@ -306,7 +320,8 @@ pub struct Scenario {
     pub model: u32,
     pub name: String,
     pub description: String,
-    pub duration_ns: u64,
+    #[serde(rename = "duration_ns")]
+    pub duration: Dur,
     pub seed: u64,
     /// The dumbbell's one queueing link; `None` when `links` is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -315,7 +330,8 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkSpec>,
     pub flows: Vec<FlowSpec>,
-    pub sample_interval_ns: u64,
+    #[serde(rename = "sample_interval_ns")]
+    pub sample_interval: Dur,
     /// The end hosts' answer timing (`net::host`); the simulator applies
     /// it, the Linux backend has real hosts.
     #[serde(default)]
@@ -361,7 +377,7 @@ fn largest_frame(flows: &[FlowSpec]) -> u32 {
 
 impl Scenario {
     pub fn duration(&self) -> Dur {
-        Dur(self.duration_ns)
+        self.duration
     }
 
     /// Every queueing link, in order: the dumbbell's bottleneck (named
@@ -378,7 +394,7 @@ impl Scenario {
                 .iter()
                 .map(|l| LinkRef {
                     name: &l.name,
-                    delay: Dur(l.delay_ns),
+                    delay: l.delay,
                     queue: &l.queue,
                 })
                 .collect(),
@@ -402,7 +418,7 @@ impl Scenario {
     pub fn run_capacity_bits(&self) -> f64 {
         self.queue_links()
             .iter()
-            .map(|l| l.queue.run_capacity_bits(self.duration_ns))
+            .map(|l| l.queue.run_capacity_bits(self.duration.0))
             .sum()
     }
 
@@ -415,7 +431,7 @@ impl Scenario {
         // Every link's packets (a packet crossing k links is counted k times).
         let packets = self.run_capacity_bits() / frame_bits;
         let nlinks = self.queue_links().len() as f64;
-        let intervals = (self.duration_ns / self.sample_interval_ns.max(1)) as f64 + 1.0;
+        let intervals = (self.duration.0 / self.sample_interval.0.max(1)) as f64 + 1.0;
         let flows = self.flows.len() as f64;
         let sample_rows = flows * intervals;
         Cost {
@@ -582,7 +598,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let mtu_wire = largest_frame(&flows);
     let (bottleneck, links) = match raw.links {
         None => {
-            let rtts: Vec<u64> = flows.iter().map(|f| f.rtt_ns).collect();
+            let rtts: Vec<u64> = flows.iter().map(|f| f.rtt.0).collect();
             let rb = raw.bottleneck.unwrap_or_default();
             (
                 Some(normalize_queue("bottleneck", &rb, &rtts, mtu_wire)?),
@@ -601,10 +617,10 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
                 let on: Vec<u64> = flows
                     .iter()
                     .filter(|f| f.route.contains(&(k as u32)))
-                    .map(|f| f.rtt_ns)
+                    .map(|f| f.rtt.0)
                     .collect();
                 let rtts = if on.is_empty() {
-                    flows.iter().map(|f| f.rtt_ns).collect()
+                    flows.iter().map(|f| f.rtt.0).collect()
                 } else {
                     on
                 };
@@ -616,7 +632,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
                 let spec = normalize_queue(&prefix, &rl.queue, &rtts, mtu_wire)?;
                 links.push(LinkSpec {
                     name: net.names[k].clone(),
-                    delay_ns: net.delays[k].0,
+                    delay: net.delays[k],
                     queue: spec,
                 });
             }
@@ -653,12 +669,12 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
         model: MODEL_VERSION,
         name,
         description: raw.description.unwrap_or_default(),
-        duration_ns: duration.0,
+        duration,
         seed,
         bottleneck,
         links,
         flows,
-        sample_interval_ns: sample_interval.0,
+        sample_interval,
         hosts: HostsSpec {
             latency,
             tso_defer,
@@ -782,8 +798,8 @@ fn normalize_queue(
                 );
             }
             Some(PolicerSpec {
-                rate_bps: rate.0,
-                burst_bytes: burst,
+                rate,
+                burst: Bytes(burst),
             })
         }
     };
@@ -830,19 +846,27 @@ fn normalize_queue(
     for (k, (t, r)) in rb.rate_schedule.iter().flatten().enumerate() {
         let t = duration_at(&at(&format!("rate_schedule[{k}][0]")), t)?;
         let r = positive_rate_at(&at(&format!("rate_schedule[{k}][1]")), r)?;
-        if rate_schedule.last().is_some_and(|&(prev, _)| t.0 < prev) {
+        if rate_schedule
+            .last()
+            .is_some_and(|&(prev, _)| Time(t.0) < prev)
+        {
             return err(
                 at(&format!("rate_schedule[{k}][0]")),
                 "times must not decrease",
             );
         }
-        rate_schedule.push((t.0, r.0));
+        rate_schedule.push((Time(t.0), r));
     }
 
     // A bucket deeper than a second of transmission at the largest rate is
     // no longer a shaper (issue 10: 20 GiB on 100 Mbit/s gave utilization
     // 5571% and runs that did not end).
-    let top_rate = Rate(rate_schedule.iter().map(|&(_, r)| r).fold(rate.0, u64::max));
+    let top_rate = Rate(
+        rate_schedule
+            .iter()
+            .map(|&(_, r)| r.0)
+            .fold(rate.0, u64::max),
+    );
     let burst_max = (top_rate.0 / 8).max(frame);
     if burst_bytes > burst_max {
         return err(
@@ -855,18 +879,18 @@ fn normalize_queue(
     }
 
     Ok(BottleneckSpec {
-        rate_bps: rate.0,
+        rate,
         buffer: buffer_str.0,
         limit,
-        bdp_bytes: bdp.0,
-        bdp_rtt_ns: bdp_rtt.0,
+        bdp,
+        bdp_rtt,
         qdisc,
         ecn,
-        burst_bytes,
+        burst: Bytes(burst_bytes),
         rate_schedule,
         trace,
         policer,
-        overhead_bytes,
+        overhead: Bytes(overhead_bytes),
     })
 }
 
@@ -1245,7 +1269,7 @@ fn expand_flow(
                     )
                 }
             };
-            chunks.push((off.0, b));
+            chunks.push((off, Bytes(b)));
         }
         if start + last >= duration {
             return err(
@@ -1257,7 +1281,7 @@ fn expand_flow(
     let size = if chunks.is_empty() {
         size
     } else {
-        Some(chunks.iter().map(|c| c.1).sum())
+        Some(chunks.iter().map(|c| c.1 .0).sum())
     };
     let repeat = match &rf.repeat {
         None => None,
@@ -1337,20 +1361,23 @@ fn expand_flow(
                     format!("stops at {t}, not after its start ({start})"),
                 );
             }
-            Some(t.0)
+            Some(Time(t.0))
         }
     };
     let mut rtt_schedule = Vec::new();
     for (k, (t, r)) in rf.rtt_schedule.iter().flatten().enumerate() {
         let t = duration_at(&format!("flows[{g}].rtt_schedule[{k}][0]"), t)?;
         let r = positive_duration_at(&format!("flows[{g}].rtt_schedule[{k}][1]"), r)?;
-        if rtt_schedule.last().is_some_and(|&(prev, _)| t.0 < prev) {
+        if rtt_schedule
+            .last()
+            .is_some_and(|&(prev, _)| Time(t.0) < prev)
+        {
             return err(
                 format!("flows[{g}].rtt_schedule[{k}][0]"),
                 "times must not decrease",
             );
         }
-        rtt_schedule.push((t.0, r.0));
+        rtt_schedule.push((Time(t.0), r));
     }
     let host = match rf.host {
         Some(h) if !(0..=65_535).contains(&h) => {
@@ -1379,10 +1406,7 @@ fn expand_flow(
     for _ in 0..count {
         for k in 0..chain {
             let id = out.len() as u32;
-            let after = (k > 0).then(|| After {
-                flow: id - 1,
-                gap_ns: gap.0,
-            });
+            let after = (k > 0).then(|| After { flow: id - 1, gap });
             out.push(FlowSpec {
                 id,
                 group: g as u32,
@@ -1390,14 +1414,14 @@ fn expand_flow(
                     format!("{}-{}", cfg.name(), units::format_duration(base_rtt))
                 }),
                 cc: cfg.clone(),
-                rtt_ns: base_rtt.0,
-                fwd_delay_ns: fwd.0,
-                rev_delay_ns: (rtt - fwd).0,
-                access_rate_bps: access_rate.0,
-                start_ns: start.0,
-                size_bytes: size,
+                rtt: base_rtt,
+                fwd_delay: fwd,
+                rev_delay: rtt - fwd,
+                access_rate,
+                start: Time(start.0),
+                size: size.map(Bytes),
                 pacing: pacing.clone(),
-                rwnd_bytes: rwnd,
+                rwnd: rwnd.map(Bytes),
                 // ECN on by default only where the algorithm needs it (Linux
                 // `tcp_ca_needs_ecn`: DCTCP).
                 ecn: rf.ecn.unwrap_or(cfg.name() == "dctcp"),
@@ -1412,7 +1436,7 @@ fn expand_flow(
                 ack_jitter: ack_jitter.clone(),
                 rtt_schedule: rtt_schedule.clone(),
                 rtt_split: split,
-                stop_ns: stop,
+                stop,
                 route: route.clone(),
                 reverse_route: reverse_route.clone(),
             });
@@ -1437,7 +1461,7 @@ fn parse_pacing(path: &str, v: Option<&serde_json::Value>) -> Result<Pacing, Sce
     use serde_json::Value;
     let mut p = Pacing {
         mode: PacingMode::Fq,
-        max_rate_bps: None,
+        max_rate: None,
     };
     match v {
         None => {}
@@ -1448,7 +1472,7 @@ fn parse_pacing(path: &str, v: Option<&serde_json::Value>) -> Result<Pacing, Sce
                 match (k.as_str(), v) {
                     ("mode", Value::String(s)) => p.mode = pacing_mode(&sub, s)?,
                     ("max_rate", Value::String(s)) => {
-                        p.max_rate_bps = Some(positive_rate_at(&sub, &UnitStr(s.clone()))?.0);
+                        p.max_rate = Some(positive_rate_at(&sub, &UnitStr(s.clone()))?);
                     }
                     ("mode" | "max_rate", other) => {
                         return err(sub, format!("expected a quoted string, got {other}"));
@@ -1571,14 +1595,14 @@ mod tests {
             .bottleneck
             .as_ref()
             .unwrap()
-            .capacity_bits(0, s.duration_ns);
+            .capacity_bits(0, s.duration.0);
         assert_eq!(s.run_capacity_bits(), rate_only + (100_000 * 8) as f64);
         let d = norm(base()).unwrap();
         let cap = d
             .bottleneck
             .as_ref()
             .unwrap()
-            .capacity_bits(0, d.duration_ns)
+            .capacity_bits(0, d.duration.0)
             + 1514.0 * 8.0;
         assert_eq!(d.run_capacity_bits(), cap);
     }
@@ -1603,13 +1627,10 @@ mod tests {
         let s = norm(base()).unwrap();
         assert_eq!(s.flows.len(), 3);
         assert_eq!(s.flows[2].group, 1);
-        assert_eq!(s.flows[2].rtt_ns, 50_000_000);
-        assert_eq!(
-            s.flows[0].fwd_delay_ns + s.flows[0].rev_delay_ns,
-            20_000_000
-        );
+        assert_eq!(s.flows[2].rtt, Dur(50_000_000));
+        assert_eq!(s.flows[0].fwd_delay + s.flows[0].rev_delay, Dur(20_000_000));
         // BDP of the shortest RTT: 100 Mbps x 20 ms = 250 kB.
-        assert_eq!(s.bottleneck.as_ref().unwrap().bdp_bytes, 250_000);
+        assert_eq!(s.bottleneck.as_ref().unwrap().bdp, Bytes(250_000));
         assert_eq!(s.bottleneck.as_ref().unwrap().limit, Limit::Bytes(250_000));
         let back = Scenario::from_json(&s.to_json()).unwrap();
         assert_eq!(back, s);
@@ -1629,10 +1650,7 @@ mod tests {
     fn bdp_rtt_max_uses_the_longest_rtt() {
         let mut j = base();
         j["bottleneck"]["bdp_rtt"] = "max".into();
-        assert_eq!(
-            norm(j).unwrap().bottleneck.as_ref().unwrap().bdp_bytes,
-            625_000
-        );
+        assert_eq!(norm(j).unwrap().bottleneck.as_ref().unwrap().bdp.0, 625_000);
     }
 
     #[test]
@@ -1724,7 +1742,7 @@ mod tests {
             s.flows[0].pacing,
             Pacing {
                 mode: PacingMode::Fq,
-                max_rate_bps: Some(8_500_000)
+                max_rate: Some(Rate(8_500_000))
             }
         );
         assert_eq!(s.flows[2].pacing.mode, PacingMode::None);

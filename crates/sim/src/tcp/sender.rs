@@ -863,7 +863,7 @@ impl Sender {
         if self.is_paced() && self.data_segs_out >= UNPACED_SEGS {
             t = self.wstamp;
         }
-        if self.cfg.pacing.max_rate_bps.is_some() {
+        if self.cfg.pacing.max_rate.is_some() {
             t = t.max(self.fq_next);
         }
         t
@@ -1089,12 +1089,9 @@ impl Sender {
             let credit = self.wstamp.since(prior).0;
             self.wstamp += Dur(len_ns - (len_ns / 2).min(credit));
         }
-        if let Some(max) = self.cfg.pacing.max_rate_bps {
+        if let Some(max) = self.cfg.pacing.max_rate {
             // sch_fq: time_next_packet = now + len / maxrate, minus lateness (capped at half).
-            let mut len_ns = Rate(max)
-                .tx_time(crate::units::Bytes(wire))
-                .0
-                .min(1_000_000_000);
+            let mut len_ns = max.tx_time(crate::units::Bytes(wire)).0.min(1_000_000_000);
             if self.fq_next > Time::ZERO {
                 len_ns -= (len_ns / 2).min(now.since(self.fq_next).0);
             }
@@ -1213,7 +1210,7 @@ mod tests {
             init_cwnd: 10,
             pacing: Pacing {
                 mode: PacingMode::None,
-                max_rate_bps: None,
+                max_rate: None,
             },
             rwnd_segs: None,
             ecn: false,

@@ -76,7 +76,7 @@ pub struct BbqConfig {
     #[serde(flatten)]
     pub bbr1: Bbr1Config,
     /// Cap on the probing phase while a queue persists (paper: 3 ms).
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub alpha: Dur,
     /// Queue threshold as a fraction of min_rtt (paper: 0.5 %..1 %; "1%" or 0.01).
     #[serde(with = "super::fraction")]
@@ -101,7 +101,7 @@ impl<'de> Deserialize<'de> for BbqConfig {
         let mut map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
         let mut cfg = BbqConfig::default();
         if let Some(v) = map.remove("alpha") {
-            cfg.alpha = super::dur_str::deserialize(v)
+            cfg.alpha = crate::units::dur_text::deserialize(v)
                 .map_err(|e| D::Error::custom(format!("alpha: {e}")))?;
         }
         if let Some(v) = map.remove("beta") {

@@ -16,21 +16,6 @@ pub use bbq::BbqConfig;
 pub use v1::{Bbr1, Bbr1Config};
 pub use v3::{Bbr2Config, Bbr3, Bbr3Config};
 
-/// Serde for durations written with a unit ("10s", "200ms"), as in scenarios.
-pub(crate) mod dur_str {
-    use crate::units::{format_duration, parse_duration, Dur};
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Dur, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format_duration(*d))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
-        let s = String::deserialize(d)?;
-        parse_duration(&s).map_err(serde::de::Error::custom)
-    }
-}
-
 /// Serde for a fraction written as a number (0.01) or a percentage ("1%").
 pub(crate) mod fraction {
     use crate::units::parse_fraction;

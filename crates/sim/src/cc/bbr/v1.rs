@@ -82,11 +82,11 @@ pub struct Bbr1Config {
     /// Window of the max-bandwidth filter, rounds (`bbr_bw_rtts` = 10).
     pub bw_rtts: u32,
     /// Window of the min-RTT filter; its expiry triggers PROBE_RTT (10 s).
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub min_rtt_win: Dur,
     /// Time PROBE_RTT holds cwnd at `min_cwnd` (`bbr_probe_rtt_mode_ms`
     /// = 200 ms); "0s" disables PROBE_RTT as in Linux.
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub probe_rtt_duration: Dur,
     /// Minimum cwnd and PROBE_RTT cwnd, packets (`bbr_cwnd_min_target` = 4).
     pub min_cwnd: u32,

@@ -143,15 +143,15 @@ pub struct BbrConfig<F: Flavour> {
     /// 0 means `min_cwnd`).
     pub probe_rtt_cwnd_gain: f64,
     /// Window of the min_rtt filter (`bbr_min_rtt_win_sec` = 10 s).
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub min_rtt_win: Dur,
     /// Window of the probe_rtt_min filter, i.e. the PROBE_RTT period
     /// (`bbr_probe_rtt_win_ms` = 5 s); at most `min_rtt_win`.
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub probe_rtt_interval: Dur,
     /// Time PROBE_RTT holds the low cwnd (`bbr_probe_rtt_mode_ms` = 200 ms);
     /// "0s" disables PROBE_RTT as in Linux.
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub probe_rtt_duration: Dur,
     /// Minimum cwnd, packets (`bbr_cwnd_min_target` = 4).
     pub min_cwnd: u32,
@@ -195,7 +195,7 @@ pub struct BbrConfig<F: Flavour> {
     /// ECN route (`TCP_ECN_LOW`).
     pub ecn_low: bool,
     /// ECN logic only while min_rtt <= this (`bbr_ecn_max_rtt_us` = 5 ms; "0s": any RTT).
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub ecn_max_rtt: Dur,
     /// EWMA gain of ecn_alpha (1/16).
     #[serde(with = "super::fraction")]
@@ -226,10 +226,10 @@ pub struct BbrConfig<F: Flavour> {
     /// Random rounds added to the count (`bbr_bw_probe_rand_rounds` = 2: 0 or 1).
     pub bw_probe_rand_rounds: u32,
     /// Wall-clock wait between probes (`bbr_bw_probe_base_us` = 2 s) ...
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub bw_probe_base: Dur,
     /// ... plus uniform [0, this) (`bbr_bw_probe_rand_us` = 1 s).
-    #[serde(with = "super::dur_str")]
+    #[serde(with = "crate::units::dur_text")]
     pub bw_probe_rand: Dur,
     /// DOWN ends only once inflight is at most one BDP (v2alpha
     /// `bbr_drain_to_target`; v3 always); off also ends it after a min_rtt.

@@ -188,6 +188,7 @@ fn flow_counts(net: &Network, i: usize) -> FlowQueueStats {
         sum.drops_overflow += f.drops_overflow;
         sum.drops_aqm += f.drops_aqm;
         sum.drops_policer += f.drops_policer;
+        sum.drops_random += f.drops_random;
         sum.marks += f.marks;
     }
     // ACKs the links of its reverse route dropped (two-way traffic).
@@ -458,11 +459,11 @@ impl Engine {
                 let (rand, acks) = self.pipe.random_losses(i);
                 serde_json::json!({
                     "flow": i,
-                    "drops": f.drops_overflow + f.drops_aqm + f.drops_policer + rand,
+                    "drops": f.drops_overflow + f.drops_aqm + f.drops_policer + rand + f.drops_random,
                     "drops_overflow": f.drops_overflow,
                     "drops_policer": f.drops_policer,
                     "drops_aqm": f.drops_aqm,
-                    "drops_random": rand,
+                    "drops_random": rand + f.drops_random,
                     "acks_lost": acks + f.acks_dropped,
                     "marks": f.marks,
                     "frames_fwd": self.c.flow_fwd_frames[i],

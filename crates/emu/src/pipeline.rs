@@ -14,7 +14,7 @@
 //! late but never changes the schedule: the shaper's rate and the delays
 //! stay exact, and the lateness is measured against the schedule.
 
-use ccarena_sim::net::network::{Hop, Network};
+use ccarena_sim::net::network::{Hop, Network, Propagated};
 use ccarena_sim::net::path::{flow_paths, Path};
 use ccarena_sim::packet::Packet;
 use ccarena_sim::scenario::Scenario;
@@ -305,12 +305,11 @@ impl Pipeline {
         self.net.links[l].queue.wake = wake;
         let n = self.fwd.len();
         for p in out {
-            let link = &mut self.net.links[l];
-            if link.delay == Dur::ZERO {
-                self.hop(t, l, p, to_receivers);
-            } else if link.line.push(t, p) {
-                let h = link.line.head_time().expect("just pushed");
-                self.push_head(h, 2 * n + l);
+            match self.net.links[l].propagate(t, p) {
+                Propagated::Through(p) => self.hop(t, l, p, to_receivers),
+                Propagated::OnLine(Some(h)) => self.push_head(h, 2 * n + l),
+                Propagated::OnLine(None) => {}
+                Propagated::Lost(p) => self.lost.push(p),
             }
         }
     }

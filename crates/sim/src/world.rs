@@ -19,7 +19,7 @@ use crate::metrics::schema::{
 };
 use crate::metrics::table::Table;
 use crate::net::host::{HostLatency, HostNoise};
-use crate::net::network::{Hop, Network};
+use crate::net::network::{Hop, Network, Propagated};
 use crate::net::path::{flow_paths, Path};
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
@@ -457,12 +457,10 @@ impl<'a> World<'a> {
         let link = &mut self.net.links[l as usize];
         let wake = link.queue.service(now, &mut out);
         for p in out.drain(..) {
-            let link = &mut self.net.links[l as usize];
-            if link.delay == Dur::ZERO {
-                self.hop(now, l, p);
-            } else if link.line.push(now, p) {
-                let t = link.line.head_time().expect("just pushed");
-                self.q.push(t, Ev::LinkOut(l));
+            match self.net.links[l as usize].propagate(now, p) {
+                Propagated::Through(p) => self.hop(now, l, p),
+                Propagated::OnLine(Some(t)) => self.q.push(t, Ev::LinkOut(l)),
+                Propagated::OnLine(None) | Propagated::Lost(_) => {}
             }
         }
         self.out = out;
@@ -593,6 +591,7 @@ impl<'a> World<'a> {
             // The flow's counts at every link it crosses.
             let route = self.net.route(i as u32);
             let (mut overflow, mut aqm, mut policer, mut marks, mut queued) = (0, 0, 0, 0, 0);
+            let mut line_lost = 0;
             let acks_dropped: u64 = self
                 .net
                 .reverse_route(i as u32)
@@ -604,6 +603,7 @@ impl<'a> World<'a> {
                 overflow += q.drops_overflow;
                 aqm += q.drops_aqm;
                 policer += q.drops_policer;
+                line_lost += q.drops_random;
                 marks += q.marks;
                 queued += q.backlog_data_pkts;
                 link_bytes[l as usize] += bytes;
@@ -641,11 +641,11 @@ impl<'a> World<'a> {
                 },
                 min_rtt_ms: ms(snap.min_rtt),
                 fct_s: done.map_or(f64::NAN, |t| t.since(f.start).secs_f64()),
-                drops: (overflow + aqm + policer + f.fwd.lost) as i64,
+                drops: (overflow + aqm + policer + f.fwd.lost + line_lost) as i64,
                 drops_overflow: overflow as i64,
                 drops_aqm: aqm as i64,
                 drops_policer: policer as i64,
-                drops_random: f.fwd.lost as i64,
+                drops_random: (f.fwd.lost + line_lost) as i64,
                 acks_lost: (f.rev.lost + acks_dropped) as i64,
                 marks: marks as i64,
                 rto_count: st.rto_count as i64,

@@ -73,6 +73,13 @@ fn scenario(rng: &mut Rng, k: u64) -> Value {
         l["name"] = json!(format!("l{k}"));
         l["rate"] = json!(format!("{}Mbps", *pick(rng, &[5, 10, 20, 50])));
         l["delay"] = json!(format!("{}ms", *pick(rng, &[0, 1, 5, 10])));
+        if rng.chance(0.15) {
+            l["loss"] = json!(*pick(rng, &["0.5%", "2%"]));
+        }
+        if rng.chance(0.15) {
+            let model = *pick(rng, &["per_packet", "slotted", "periodic"]);
+            l["jitter"] = json!({"model": model, "max": "3ms"});
+        }
         links.push(l);
     }
     // Some links follow a random delivery trace (Mahimahi's format) instead.

@@ -508,3 +508,51 @@ fn ack_aggregation_shows_in_bbrs_extra_acked_estimate() {
         "extra_acked {aggregated} vs {smooth} packets"
     );
 }
+
+#[test]
+fn a_links_own_loss_and_jitter_act_after_its_queue() {
+    // 1% random loss on link a (after its queue): the flow loses about 1%
+    // of its segments there, counted as random drops, and conservation
+    // holds. Periodic jitter on the link its ACKs take (grants every 8 ms)
+    // is ACK aggregation on a link: BBRv1's extra_acked grows.
+    let r = sim(json!({
+        "duration": "10s",
+        "links": [
+            {"name": "a", "rate": "20Mbps", "loss": "1%"},
+            {"name": "b", "rate": "100Mbps", "jitter": {"model": "periodic", "max": "8ms"}}
+        ],
+        "flows": [
+            {"cc": "cubic", "rtt": "20ms", "route": ["a"]},
+            {"cc": "bbr1", "rtt": "20ms", "route": ["a"], "reverse_route": ["b"]}
+        ]
+    }));
+    let f = r.table("flows");
+    for i in 0..2 {
+        let (sent, random) = (f.i64s("segs_sent")[i], f.i64s("drops_random")[i]);
+        let rate = random as f64 / sent as f64;
+        assert!(
+            (0.006..0.014).contains(&rate),
+            "flow {i}: {random} of {sent} lost at random"
+        );
+        let got = f.i64s("segs_received")[i] + f.i64s("drops")[i] + f.i64s("segs_in_network")[i];
+        assert_eq!(sent, got, "flow {i}: conservation");
+    }
+    let s = r.table("samples");
+    let x = s.f64s("bbr_extra_acked_pkts");
+    let flow = s.i64s("flow");
+    let bbr: Vec<f64> = (0..s.rows())
+        .filter(|&k| flow[k] == 1)
+        .map(|k| x[k])
+        .collect();
+    let mean = bbr.iter().filter(|v| !v.is_nan()).sum::<f64>() / bbr.len() as f64;
+    assert!(
+        mean > 5.0,
+        "BBRv1's extra_acked with aggregated ACKs: {mean}"
+    );
+    let e = normalize_json(
+        &json!({"duration": "1s", "bottleneck": {"rate": "1Mbps", "loss": "1%"}, "flows": [{"cc": "reno", "rtt": "1ms"}]})
+            .to_string(),
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "bottleneck.loss");
+}

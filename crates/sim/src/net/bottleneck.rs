@@ -30,8 +30,11 @@ pub struct FlowQueueStats {
     pub drops_aqm: u64,
     /// Data segments a policer at the link's ingress dropped.
     pub drops_policer: u64,
-    /// Pure ACKs this link dropped (a flow whose ACKs cross it: two-way traffic).
+    /// Pure ACKs this link dropped (a flow whose ACKs cross it: two-way
+    /// traffic), in its queue or by its random loss.
     pub acks_dropped: u64,
+    /// Data segments the link's random loss (`loss`, after its queue) lost.
+    pub drops_random: u64,
     pub drops_handshake: u64,
     pub marks: u64,
 }

@@ -12,19 +12,24 @@
 //! route's link delays.
 
 use super::bottleneck::Bottleneck;
-use super::path::Path;
+use super::impair::{Jitter, LossConfig};
+use super::path::{Impairments, Path};
+use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::{BottleneckSpec, Scenario};
-use crate::units::{Bytes, Dur, Rate};
+use crate::units::{Bytes, Dur, Rate, Time};
 
-/// One link: its queue, then its propagation delay.
+/// One link: its queue, then its delay line (propagation, and the link's
+/// random loss and jitter, if any).
 pub struct Link {
     pub name: String,
     pub queue: Bottleneck,
     /// Packets that left the queue and are propagating to the next hop
-    /// (empty when `delay` is zero: they hop at once).
+    /// (unused without delay or impairments: they hop at once).
     pub line: Path,
     pub delay: Dur,
+    /// Whether packets take the line (a delay, loss or jitter).
+    has_line: bool,
     /// The link's rate, buffer and schedule as the scenario gives them.
     pub spec: BottleneckSpec,
 }
@@ -38,6 +43,37 @@ pub enum Hop {
     Receiver,
     /// The flow's reverse path to its sender (the end of its reverse route).
     ReversePath,
+}
+
+/// What became of a packet handed to a link's delay line.
+pub enum Propagated {
+    /// No line: it goes on at once.
+    Through(Packet),
+    /// Lost by the link's random loss (counted for its flow).
+    Lost(Packet),
+    /// On the line; `Some(t)`: it is the line's new head, due at `t`.
+    OnLine(Option<Time>),
+}
+
+impl Link {
+    /// Hand a packet that left this link's queue to its delay line.
+    pub fn propagate(&mut self, now: Time, pkt: Packet) -> Propagated {
+        if !self.has_line {
+            return Propagated::Through(pkt);
+        }
+        let before = self.line.len();
+        let head = self.line.push(now, pkt);
+        if self.line.len() == before {
+            let f = &mut self.queue.flows[pkt.flow as usize];
+            match pkt.kind {
+                Kind::Data => f.drops_random += 1,
+                Kind::Ack => f.acks_dropped += 1,
+                Kind::Syn | Kind::SynAck => f.drops_handshake += 1,
+            }
+            return Propagated::Lost(pkt);
+        }
+        Propagated::OnLine(head.then(|| self.line.head_time().expect("just pushed")))
+    }
 }
 
 pub struct Network {
@@ -80,11 +116,24 @@ impl Network {
                 if q.overhead > Bytes(0) {
                     queue = queue.with_overhead(q.overhead.0);
                 }
+                let impaired = q.loss != LossConfig::None || q.jitter.is_some();
+                let mut line = Path::new(Rate::INF, l.delay);
+                if impaired {
+                    line = line.with_impairments(Impairments {
+                        loss: q.loss.build().expect("validated"),
+                        jitter: q
+                            .jitter
+                            .as_ref()
+                            .map_or(Jitter::None, |j| j.build().expect("validated")),
+                        rng: Rng::stream(sc.seed, &format!("links.{}.line", l.name)),
+                    });
+                }
                 Link {
                     name: l.name.to_string(),
                     queue,
-                    line: Path::new(Rate::INF, l.delay),
+                    line,
                     delay: l.delay,
+                    has_line: l.delay > Dur::ZERO || impaired,
                     spec: q.clone(),
                 }
             })

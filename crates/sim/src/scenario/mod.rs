@@ -139,6 +139,11 @@ pub struct BottleneckSpec {
     /// time (`overhead`), not in its wire bytes.
     #[serde(default, skip_serializing_if = "is_zero", rename = "overhead_bytes")]
     pub overhead: Bytes,
+    /// Random loss and jitter on the link after its queue (networks).
+    #[serde(default, skip_serializing_if = "is_no_loss")]
+    pub loss: LossConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterConfig>,
 }
 
 fn is_zero(n: &Bytes) -> bool {
@@ -769,6 +774,26 @@ fn normalize_queue(
         );
     }
     let ecn = rb.ecn.unwrap_or(false);
+    // Impairments of a network's links; the dumbbell has its [path] ones.
+    if prefix == "bottleneck" && (rb.loss.is_some() || rb.jitter.is_some()) {
+        let field = if rb.loss.is_some() { "loss" } else { "jitter" };
+        return err(
+            at(field),
+            "the dumbbell's loss and jitter are the flows' ([path] or [[flows]]); a [[links]] link may have its own",
+        );
+    }
+    let loss = rb.loss.clone().unwrap_or(LossConfig::None);
+    loss.validate().map_err(|m| ScenarioError {
+        path: at("loss"),
+        message: m,
+    })?;
+    if let Some(j) = &rb.jitter {
+        j.validate().map_err(|m| ScenarioError {
+            path: at("jitter"),
+            message: m,
+        })?;
+    }
+    let jitter = rb.jitter.clone();
     let policer = match &rb.policer {
         None => None,
         Some(p) => {
@@ -891,6 +916,8 @@ fn normalize_queue(
         trace,
         policer,
         overhead: Bytes(overhead_bytes),
+        loss,
+        jitter,
     })
 }
 

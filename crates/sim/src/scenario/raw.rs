@@ -76,6 +76,9 @@ pub struct RawBottleneck {
     pub policer: Option<RawPolicer>,
     /// Link-layer framing per packet, bytes ("38B").
     pub overhead: Option<UnitStr>,
+    /// Random loss and jitter after the link's queue (`[[links]]` only).
+    pub loss: Option<LossConfig>,
+    pub jitter: Option<JitterConfig>,
     /// `[bottleneck.<qdisc>]` parameter tables, checked against `qdisc`.
     #[serde(flatten)]
     pub qdisc_params: serde_json::Map<String, serde_json::Value>,

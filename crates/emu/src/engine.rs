@@ -5,10 +5,12 @@
 use crate::frame::{self, TcpFrame};
 use crate::pipeline::{Pipeline, Release};
 use crate::sys::{self, PacketSocket};
+use ccarena_sim::metrics::collect::RunningStats;
 use ccarena_sim::metrics::hist::Histogram;
 use ccarena_sim::metrics::schema::QUEUE;
 use ccarena_sim::net::bottleneck::FlowQueueStats;
 use ccarena_sim::net::network::Network;
+use ccarena_sim::packet::Kind;
 use ccarena_sim::scenario::Scenario;
 use ccarena_sim::units::Time;
 use std::fs::File;
@@ -117,6 +119,10 @@ struct Counters {
     rx_sock_drops: [u64; 2],
     flow_fwd_frames: Vec<u64>,
     flow_rev_frames: Vec<u64>,
+    /// Gaps between pure ACKs released to each flow's sender, and the last
+    /// release (the simulator's `ack_interval_*`, measured here).
+    ack_gaps: Vec<RunningStats>,
+    last_ack: Vec<Option<u64>>,
     loops: u64,
     sleeps: u64,
     late_over_1ms: u64,
@@ -176,6 +182,15 @@ impl Sampler {
         self.flowq.flush()?;
         self.next += self.interval;
         Ok(())
+    }
+}
+
+/// A number for JSON: NaN as null.
+fn nan_null(v: f64) -> serde_json::Value {
+    if v.is_nan() {
+        serde_json::Value::Null
+    } else {
+        v.into()
     }
 }
 
@@ -255,6 +270,8 @@ impl Engine {
             c: Counters {
                 flow_fwd_frames: vec![0; n],
                 flow_rev_frames: vec![0; n],
+                ack_gaps: vec![RunningStats::default(); n],
+                last_ack: vec![None; n],
                 ..Default::default()
             },
             rt,
@@ -332,6 +349,13 @@ impl Engine {
             }
             let ok = self.socks[side].send(frame)?;
             let sent_at = Time(sys::monotonic_ns().saturating_sub(self.cfg.t0_ns));
+            if side == SENDERS && pkt.kind == Kind::Ack {
+                let f = pkt.flow as usize;
+                if let Some(prev) = self.c.last_ack[f] {
+                    self.c.ack_gaps[f].add(sent_at.0.saturating_sub(prev) as f64);
+                }
+                self.c.last_ack[f] = Some(sent_at.0);
+            }
             if let Some(w) = &mut self.trace {
                 if let Some(t) = frame::parse(frame) {
                     trace_line(w, sent_at, 'r', side, pkt.flow, &t, due)?;
@@ -468,6 +492,8 @@ impl Engine {
                     "marks": f.marks,
                     "frames_fwd": self.c.flow_fwd_frames[i],
                     "frames_rev": self.c.flow_rev_frames[i],
+                    "ack_interval_mean_us": nan_null(self.c.ack_gaps[i].mean() / 1e3),
+                    "ack_interval_cv": nan_null(self.c.ack_gaps[i].cv()),
                 })
             })
             .collect();

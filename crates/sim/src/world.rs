@@ -653,6 +653,8 @@ impl<'a> World<'a> {
                 segs_received: f.data_received as i64,
                 host: spec.host as i64,
                 route: names.join(">"),
+                ack_interval_mean_us: st.ack_gaps.mean() / 1e3,
+                ack_interval_cv: st.ack_gaps.cv(),
             });
             total_sent += st.segs_sent;
             total_retx += st.segs_retrans;

@@ -435,6 +435,16 @@ fn with_two_way_traffic_acks_queue_behind_data() {
         "A's RTT beyond base + own queue {extra} ms, up queue {} ms",
         qdelay(&both, 1)
     );
+    // ACK compression at the sender: A's ACKs, clocked out evenly by its
+    // data alone (coefficient of variation of their gaps 0.16 here), arrive
+    // bunched behind B's data (0.45).
+    let cv = |r: &Results| col(r, "flows", "ack_interval_cv")[0];
+    assert!(
+        cv(&both) > 2.0 * cv(&alone),
+        "ACK gaps' CV {} vs alone {}",
+        cv(&both),
+        cv(&alone)
+    );
     // ACKs count in the reverse link's queue but never as data.
     let f = both.table("flows");
     for i in 0..2 {

@@ -287,6 +287,8 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                 "segs_received": None,
                 "host": int(spec.get("host", 0)),
                 "route": ">".join(names[k] for k in routes[i]),
+                "ack_interval_mean_us": _f(b.get("ack_interval_mean_us")),
+                "ack_interval_cv": _f(b.get("ack_interval_cv")),
                 "cc_kernel": s.get("cc_set", ""),
                 "error": s.get("error", "") or r.get("error", ""),
             }

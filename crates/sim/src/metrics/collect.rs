@@ -82,9 +82,57 @@ pub fn jain(xs: &[f64]) -> f64 {
     s * s / (n * s2)
 }
 
+/// Mean and spread of a stream of values in constant memory (Welford's
+/// update): ACK inter-arrival times at a sender, whose coefficient of
+/// variation shows ACK compression (ACKs bunched by a queue or a link
+/// layer arrive in bursts: many short gaps and a few long ones).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunningStats {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl RunningStats {
+    pub fn add(&mut self, x: f64) {
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+
+    /// The mean; NaN before any value.
+    pub fn mean(&self) -> f64 {
+        if self.n == 0 {
+            f64::NAN
+        } else {
+            self.mean
+        }
+    }
+
+    /// Standard deviation over mean (population); NaN before two values.
+    pub fn cv(&self) -> f64 {
+        if self.n < 2 || self.mean == 0.0 {
+            return f64::NAN;
+        }
+        (self.m2 / self.n as f64).sqrt() / self.mean
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn running_stats_give_the_mean_and_the_coefficient_of_variation() {
+        let mut r = RunningStats::default();
+        assert!(r.mean().is_nan() && r.cv().is_nan());
+        for x in [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0] {
+            r.add(x);
+        }
+        // Mean 5, population standard deviation 2.
+        assert!((r.mean() - 5.0).abs() < 1e-12 && (r.cv() - 0.4).abs() < 1e-12);
+    }
 
     #[test]
     fn jain_is_one_for_equal_shares_and_1_over_n_for_one_hog() {

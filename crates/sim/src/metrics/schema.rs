@@ -256,6 +256,8 @@ result_table! {
         segs_received: i64, "segments", "Data segments that reached the receiver. Null on the Linux backend.";
         host: i64, "", "The sender host the flow belongs to (CAKE's per-host isolation).";
         route: String, "", "The links it crosses, in order, joined by `>` (`bottleneck` in the dumbbell).";
+        ack_interval_mean_us: f64, "us", "Mean gap between ACK arrivals at the sender (Linux backend: between the ACK frames the bottleneck released to it).";
+        ack_interval_cv: f64, "", "Standard deviation of those gaps over their mean: about 1 or less for a steady ACK clock, larger when ACKs arrive bunched (ACK compression: two-way traffic, aggregation).";
     }
 }
 

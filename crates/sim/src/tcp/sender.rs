@@ -17,6 +17,7 @@ use crate::app::App;
 use crate::cc::{
     AnyCc, CaState, CcConfig, CcEvent, CcInit, CongestionControl, Conn, LostPacket, TsoPolicy,
 };
+use crate::metrics::collect::RunningStats;
 use crate::packet::{flags, Ecn, Kind, Packet};
 use crate::scenario::{Pacing, PacingMode};
 use crate::units::{Dur, Rate, Time};
@@ -82,6 +83,9 @@ pub struct SenderStats {
     pub rto_count: u64,
     pub established_at: Option<Time>,
     pub completed_at: Option<Time>,
+    /// Gaps between ACK arrivals, ns (a measurement only: ACK compression).
+    pub ack_gaps: RunningStats,
+    pub last_ack_at: Option<Time>,
 }
 
 /// Per-sample view of the sender for samples.parquet.
@@ -347,7 +351,13 @@ impl Sender {
                 }
                 self.establish(now, out);
             }
-            (Kind::Ack, Phase::Established) => self.on_ack(now, pkt, out),
+            (Kind::Ack, Phase::Established) => {
+                if let Some(prev) = self.stats.last_ack_at {
+                    self.stats.ack_gaps.add(now.since(prev).0 as f64);
+                }
+                self.stats.last_ack_at = Some(now);
+                self.on_ack(now, pkt, out)
+            }
             _ => {}
         }
     }

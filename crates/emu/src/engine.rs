@@ -498,21 +498,12 @@ impl Engine {
             })
             .collect();
         let h = &self.lateness;
-        // The run's totals over its links (the dumbbell's one bottleneck),
-        // as the simulator's summary, and each link's own.
-        let mut merged = Histogram::default();
-        let (mut departures, mut wire, mut drops, mut max_backlog) = (0, 0, 0, (0u64, 0u32));
+        // The run's totals over its links, as the simulator's summary
+        // (`Network::totals`), and each link's own.
+        let totals = net.totals();
         let mut links = Vec::with_capacity(net.links.len());
         for link in &net.links {
             let q = &link.queue;
-            merged.merge(&q.sojourn);
-            departures += q.departures;
-            wire += q.wire_bytes_out;
-            drops += q.drops;
-            max_backlog = (
-                max_backlog.0.max(q.max_backlog.0),
-                max_backlog.1.max(q.max_backlog.1),
-            );
             let s = &q.sojourn;
             links.push(serde_json::json!({
                 "link": link.name,
@@ -527,7 +518,7 @@ impl Engine {
                 "qdelay_p99_ms": ms(s.quantile(0.99)),
             }));
         }
-        let s = &merged;
+        let s = &totals.sojourn;
         let doc = serde_json::json!({
             "wall_s": wall_s,
             "cpu_user_s": cpu.0,
@@ -562,11 +553,11 @@ impl Engine {
                 "mean": us(h.mean()),
             },
             "bottleneck": {
-                "departures": departures,
-                "wire_bytes_out": wire,
-                "drops": drops,
-                "max_backlog_bytes": max_backlog.0,
-                "max_backlog_pkts": max_backlog.1,
+                "departures": totals.departures,
+                "wire_bytes_out": totals.wire_bytes_out,
+                "drops": totals.drops,
+                "max_backlog_bytes": totals.max_backlog.0,
+                "max_backlog_pkts": totals.max_backlog.1,
                 "qdelay_mean_ms": ms(s.mean()),
                 "qdelay_p50_ms": ms(s.quantile(0.50)),
                 "qdelay_p95_ms": ms(s.quantile(0.95)),

@@ -12,7 +12,6 @@
 use crate::app::{App, Chunks};
 use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
-use crate::metrics::hist::Histogram;
 use crate::metrics::schema::{
     FlowCols, FlowRow, LinkCols, LinkRow, QueueCols, SampleCols, SampleRow, SummaryCols,
     SummaryRow, TransitionCols, TransitionRow,
@@ -666,19 +665,8 @@ impl<'a> World<'a> {
         // Per link, and the run's totals over its links (the dumbbell's one
         // link gives the same numbers as before there were networks).
         let mut link_rows = LinkCols::with_capacity(links.len());
-        let mut merged;
-        let sojourn = if links.len() == 1 {
-            &links[0].queue.sojourn
-        } else {
-            merged = Histogram::default();
-            for link in links {
-                merged.merge(&link.queue.sojourn);
-            }
-            &merged
-        };
-        let (mut payload_bits, mut wire_bytes, mut drops, mut departures) =
-            (0u64, 0u64, 0u64, 0u64);
-        let mut max_backlog = (0u64, 0u32);
+        let totals = self.net.totals();
+        let mut payload_bits = 0u64;
         for (l, link) in links.iter().enumerate() {
             let q = &link.queue;
             let capacity = link.spec.run_capacity_bits(end.0);
@@ -704,23 +692,16 @@ impl<'a> World<'a> {
                 max_backlog_pkts: q.max_backlog.1 as i64,
             });
             payload_bits += link_bytes[l] * 8;
-            wire_bytes += q.wire_bytes_out;
-            drops += q.drops;
-            departures += q.departures;
-            max_backlog = (
-                max_backlog.0.max(q.max_backlog.0),
-                max_backlog.1.max(q.max_backlog.1),
-            );
         }
         let capacity_bits = sc.run_capacity_bits();
-        let h = sojourn;
+        let h = &totals.sojourn;
         let mut summary = SummaryCols::with_capacity(1);
         summary.push(SummaryRow {
             duration_s: end.secs_f64(),
             rate_mbps: self.net.slowest_rate().mbps_f64(),
             flows: goodputs.len() as i64,
             utilization: payload_bits as f64 / capacity_bits,
-            wire_utilization: wire_bytes as f64 * 8.0 / capacity_bits,
+            wire_utilization: totals.wire_bytes_out as f64 * 8.0 / capacity_bits,
             jain: jain(&goodputs),
             retrans_rate: if total_sent > 0 {
                 total_retx as f64 / total_sent as f64
@@ -736,10 +717,10 @@ impl<'a> World<'a> {
             qdelay_p50_ms: h.quantile(0.50) / 1e6,
             qdelay_p95_ms: h.quantile(0.95) / 1e6,
             qdelay_p99_ms: h.quantile(0.99) / 1e6,
-            drops: drops as i64,
-            bottleneck_pkts: departures as i64,
-            max_backlog_bytes: max_backlog.0 as i64,
-            max_backlog_pkts: max_backlog.1 as i64,
+            drops: totals.drops as i64,
+            bottleneck_pkts: totals.departures as i64,
+            max_backlog_bytes: totals.max_backlog.0 as i64,
+            max_backlog_pkts: totals.max_backlog.1 as i64,
         });
 
         let mut samples = self.samples.into_table();

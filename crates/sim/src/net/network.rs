@@ -14,6 +14,7 @@
 use super::bottleneck::Bottleneck;
 use super::impair::{Jitter, LossConfig};
 use super::path::{Impairments, Path};
+use crate::metrics::hist::Histogram;
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::{BottleneckSpec, Scenario};
@@ -43,6 +44,17 @@ pub enum Hop {
     Receiver,
     /// The flow's reverse path to its sender (the end of its reverse route).
     ReversePath,
+}
+
+/// The links' counters summed (largest backlog: the largest of any link).
+#[derive(Clone, Debug, Default)]
+pub struct LinkTotals {
+    /// Every packet's sojourn in each queue it left.
+    pub sojourn: Histogram,
+    pub departures: u64,
+    pub wire_bytes_out: u64,
+    pub drops: u64,
+    pub max_backlog: (u64, u32),
 }
 
 /// What became of a packet handed to a link's delay line.
@@ -194,6 +206,24 @@ impl Network {
 
     fn delay_of(&self, links: &[u32]) -> Dur {
         Dur(links.iter().map(|&l| self.links[l as usize].delay.0).sum())
+    }
+
+    /// What the links did over the run, together: the summary's link
+    /// columns on both backends (the dumbbell's: its one bottleneck's).
+    pub fn totals(&self) -> LinkTotals {
+        let mut t = LinkTotals::default();
+        for link in &self.links {
+            let q = &link.queue;
+            t.sojourn.merge(&q.sojourn);
+            t.departures += q.departures;
+            t.wire_bytes_out += q.wire_bytes_out;
+            t.drops += q.drops;
+            t.max_backlog = (
+                t.max_backlog.0.max(q.max_backlog.0),
+                t.max_backlog.1.max(q.max_backlog.1),
+            );
+        }
+        t
     }
 
     /// The rate of the slowest link at the start (the summary's `rate_mbps`).

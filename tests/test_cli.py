@@ -151,7 +151,7 @@ def test_validate_prints_normalized_summary(capsys, write_scenario, tiny):
 
 def test_list(capsys):
     code, out, _ = _run_cli(capsys, "list")
-    assert code == 0 and "reno" in out and "taildrop" in out
+    assert code == 0 and "reno" in out and "taildrop" in out and "cellular-walk" in out
 
 
 def test_run_end_to_end_default_layout(capsys, write_scenario, tiny):

@@ -606,9 +606,11 @@ def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _cmd_list(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import _core
     from .catalog import catalog_table
+    from .traces import shipped
 
     out.print("congestion controls: " + ", ".join(_core.cc_names()))
     out.print("queue disciplines:   " + ", ".join(_core.qdisc_names()))
+    out.print("delivery traces:     " + ", ".join(shipped()) + " (trace = NAME or a file)")
     out.print(catalog_table())
     return 0
 

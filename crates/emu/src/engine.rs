@@ -470,13 +470,6 @@ impl Engine {
                 (v / 1e3).into()
             }
         };
-        let ms = |v: f64| {
-            if v.is_nan() {
-                serde_json::Value::Null
-            } else {
-                (v / 1e6).into()
-            }
-        };
         let flows: Vec<_> = (0..self.pipe.flows())
             .map(|i| {
                 let f = flow_counts(net, i);
@@ -504,7 +497,7 @@ impl Engine {
         let mut links = Vec::with_capacity(net.links.len());
         for link in &net.links {
             let q = &link.queue;
-            let s = &q.sojourn;
+            let qd = q.sojourn.qdelay_ms();
             links.push(serde_json::json!({
                 "link": link.name,
                 "departures": q.departures,
@@ -512,12 +505,13 @@ impl Engine {
                 "drops": q.drops,
                 "max_backlog_bytes": q.max_backlog.0,
                 "max_backlog_pkts": q.max_backlog.1,
-                "qdelay_mean_ms": ms(s.mean()),
-                "qdelay_p50_ms": ms(s.quantile(0.50)),
-                "qdelay_p95_ms": ms(s.quantile(0.95)),
-                "qdelay_p99_ms": ms(s.quantile(0.99)),
+                "qdelay_mean_ms": nan_null(qd[0]),
+                "qdelay_p50_ms": nan_null(qd[1]),
+                "qdelay_p95_ms": nan_null(qd[2]),
+                "qdelay_p99_ms": nan_null(qd[3]),
             }));
         }
+        let qd = totals.sojourn.qdelay_ms();
         let s = &totals.sojourn;
         let doc = serde_json::json!({
             "wall_s": wall_s,
@@ -558,10 +552,10 @@ impl Engine {
                 "drops": totals.drops,
                 "max_backlog_bytes": totals.max_backlog.0,
                 "max_backlog_pkts": totals.max_backlog.1,
-                "qdelay_mean_ms": ms(s.mean()),
-                "qdelay_p50_ms": ms(s.quantile(0.50)),
-                "qdelay_p95_ms": ms(s.quantile(0.95)),
-                "qdelay_p99_ms": ms(s.quantile(0.99)),
+                "qdelay_mean_ms": nan_null(qd[0]),
+                "qdelay_p50_ms": nan_null(qd[1]),
+                "qdelay_p95_ms": nan_null(qd[2]),
+                "qdelay_p99_ms": nan_null(qd[3]),
                 "sojourn_count": s.count(),
             },
             "links": links,

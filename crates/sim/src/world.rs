@@ -670,7 +670,7 @@ impl<'a> World<'a> {
         for (l, link) in links.iter().enumerate() {
             let q = &link.queue;
             let capacity = link.spec.run_capacity_bits(end.0);
-            let h = &q.sojourn;
+            let qd = q.sojourn.qdelay_ms();
             link_rows.push(LinkRow {
                 link: link.name.clone(),
                 rate_mbps: link.spec.rate.mbps_f64(),
@@ -682,10 +682,10 @@ impl<'a> World<'a> {
                     .count() as i64,
                 utilization: link_bytes[l] as f64 * 8.0 / capacity,
                 wire_utilization: q.wire_bytes_out as f64 * 8.0 / capacity,
-                qdelay_mean_ms: h.mean() / 1e6,
-                qdelay_p50_ms: h.quantile(0.50) / 1e6,
-                qdelay_p95_ms: h.quantile(0.95) / 1e6,
-                qdelay_p99_ms: h.quantile(0.99) / 1e6,
+                qdelay_mean_ms: qd[0],
+                qdelay_p50_ms: qd[1],
+                qdelay_p95_ms: qd[2],
+                qdelay_p99_ms: qd[3],
                 drops: q.drops as i64,
                 packets: q.departures as i64,
                 max_backlog_bytes: q.max_backlog.0 as i64,
@@ -694,7 +694,7 @@ impl<'a> World<'a> {
             payload_bits += link_bytes[l] * 8;
         }
         let capacity_bits = sc.run_capacity_bits();
-        let h = &totals.sojourn;
+        let qd = totals.sojourn.qdelay_ms();
         let mut summary = SummaryCols::with_capacity(1);
         summary.push(SummaryRow {
             duration_s: end.secs_f64(),
@@ -713,10 +713,10 @@ impl<'a> World<'a> {
             } else {
                 f64::NAN
             },
-            qdelay_mean_ms: h.mean() / 1e6,
-            qdelay_p50_ms: h.quantile(0.50) / 1e6,
-            qdelay_p95_ms: h.quantile(0.95) / 1e6,
-            qdelay_p99_ms: h.quantile(0.99) / 1e6,
+            qdelay_mean_ms: qd[0],
+            qdelay_p50_ms: qd[1],
+            qdelay_p95_ms: qd[2],
+            qdelay_p99_ms: qd[3],
             drops: totals.drops as i64,
             bottleneck_pkts: totals.departures as i64,
             max_backlog_bytes: totals.max_backlog.0 as i64,

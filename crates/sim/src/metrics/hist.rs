@@ -73,6 +73,17 @@ impl Histogram {
         unreachable!()
     }
 
+    /// Mean, p50, p95 and p99 of sojourn times recorded in ns, in ms: the
+    /// queueing-delay columns of the summary and links tables (NaN when empty).
+    pub fn qdelay_ms(&self) -> [f64; 4] {
+        [
+            self.mean() / 1e6,
+            self.quantile(0.50) / 1e6,
+            self.quantile(0.95) / 1e6,
+            self.quantile(0.99) / 1e6,
+        ]
+    }
+
     pub fn mean(&self) -> f64 {
         if self.total == 0 {
             return f64::NAN;

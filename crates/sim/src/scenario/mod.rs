@@ -487,11 +487,6 @@ impl Scenario {
         }
         Ok(sc)
     }
-
-    /// The validated algorithm config of flow `i`.
-    pub fn cc_config(&self, i: usize) -> &CcConfig {
-        &self.flows[i].cc
-    }
 }
 
 fn model_v1() -> u32 {

@@ -38,6 +38,19 @@ def test_a_shipped_trace_drives_the_link(tmp_path):
     assert 0.8 < res.summary["utilization"][0] <= 1.0
 
 
+def test_a_topology_with_a_shipped_trace_gives_every_hop_the_trace():
+    # [topology]'s link fields are every hop's: its trace is read too.
+    scn = Scenario.from_dict(
+        {
+            "duration": "1s",
+            "topology": {"kind": "parking_lot", "hops": 2, "trace": "constant-12mbps"},
+            "flows": [{"cc": "reno", "rtt": "10ms", "route": ["hop1", "hop2"]}],
+        }
+    )
+    assert [len(x["trace"]["ms"]) for x in scn.normalized["links"]] == [1000, 1000]
+    assert scn.raw["topology"]["trace"] == "constant-12mbps"
+
+
 def test_a_trace_file_is_read_relative_to_the_scenario_and_hashed_by_content(tmp_path):
     (tmp_path / "cell.trace").write_text("".join(f"{m}\n" for m in range(1, 501)))
     s = tmp_path / "s.toml"

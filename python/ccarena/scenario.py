@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .traces import TraceError, resolve
+
 __all__ = [
     "BACKENDS",
     "MAX_DEPTH",
@@ -387,15 +389,14 @@ def _read_traces(doc: dict[str, Any], source: str, ovs: list[Override]) -> None:
     itself (``traces.resolve``), read relative to the scenario file's
     directory, so the core (which reads no files) gets its timestamps and
     the run's hash covers them."""
-    from .traces import TraceError, resolve
-
     src = Path(source)
     base = src.parent if src.is_file() else Path.cwd()
     # Copies: the scenario's raw form keeps the name as written (sweeps re-read it).
     tables: list[tuple[str, Any]] = []
-    if isinstance(doc.get("bottleneck"), dict):
-        doc["bottleneck"] = dict(doc["bottleneck"])
-        tables.append(("bottleneck", doc["bottleneck"]))
+    for key in ("bottleneck", "topology"):  # a topology's links share its fields
+        if isinstance(doc.get(key), dict):
+            doc[key] = dict(doc[key])
+            tables.append((key, doc[key]))
     if isinstance(doc.get("links"), list):
         doc["links"] = [dict(x) if isinstance(x, dict) else x for x in doc["links"]]
         tables += [(f"links[{k}]", x) for k, x in enumerate(doc["links"])]

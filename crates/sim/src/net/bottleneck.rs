@@ -266,12 +266,7 @@ impl Bottleneck {
         }
         loop {
             if self.held.is_none() {
-                let mut ctx = QdiscCtx {
-                    events: &mut self.events,
-                    rng: &mut self.rng,
-                };
-                self.held = self.qdisc.dequeue(now, &mut ctx);
-                self.drain_events();
+                self.dequeue_held(now);
             }
             let pkt = self.held?;
             self.refill(now);
@@ -292,27 +287,16 @@ impl Bottleneck {
     /// (`LinkQueue::rationalize`, see `net::trace`); returns the next one
     /// while packets wait.
     fn service_trace(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
-        loop {
-            let tr = self.trace.as_mut().expect("a trace link");
+        let mut tr = self.trace.take().expect("a trace link");
+        while tr.next_time() <= now {
             let t = tr.next_time();
-            if t > now {
-                break;
-            }
             tr.advance();
             let mut left = OPPORTUNITY_BYTES;
             while left > 0 {
                 if self.held.is_none() {
-                    let mut ctx = QdiscCtx {
-                        events: &mut self.events,
-                        rng: &mut self.rng,
-                    };
-                    self.held = self.qdisc.dequeue(t, &mut ctx);
-                    self.drain_events();
-                    let Some(p) = self.held else { break };
-                    self.trace.as_mut().expect("a trace link").in_transit =
-                        packet_cost(&p) + self.overhead;
+                    let Some(p) = self.dequeue_held(t) else { break };
+                    tr.in_transit = packet_cost(&p) + self.overhead;
                 }
-                let tr = self.trace.as_mut().expect("a trace link");
                 if tr.in_transit > left {
                     tr.in_transit -= left;
                     break;
@@ -324,8 +308,21 @@ impl Bottleneck {
                 out.push(pkt);
             }
         }
-        let waiting = self.held.is_some() || self.qdisc.backlog_packets() > 0;
-        waiting.then(|| self.trace.as_ref().expect("a trace link").next_time())
+        let next = tr.next_time();
+        self.trace = Some(tr);
+        (self.held.is_some() || self.qdisc.backlog_packets() > 0).then_some(next)
+    }
+
+    /// Take the qdisc's next packet as the one waiting to leave (TBF's
+    /// `qdisc_peek_dequeued`; see the module comment).
+    fn dequeue_held(&mut self, now: Time) -> Option<Packet> {
+        let mut ctx = QdiscCtx {
+            events: &mut self.events,
+            rng: &mut self.rng,
+        };
+        self.held = self.qdisc.dequeue(now, &mut ctx);
+        self.drain_events();
+        self.held
     }
 
     fn depart(&mut self, now: Time, pkt: Packet) {

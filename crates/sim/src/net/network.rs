@@ -12,7 +12,7 @@
 //! route's link delays.
 
 use super::bottleneck::Bottleneck;
-use super::impair::{Jitter, LossConfig};
+use super::impair::LossConfig;
 use super::path::{Impairments, Path};
 use crate::metrics::hist::Histogram;
 use crate::packet::{Kind, Packet};
@@ -131,14 +131,11 @@ impl Network {
                 let impaired = q.loss != LossConfig::None || q.jitter.is_some();
                 let mut line = Path::new(Rate::INF, l.delay);
                 if impaired {
-                    line = line.with_impairments(Impairments {
-                        loss: q.loss.build().expect("validated"),
-                        jitter: q
-                            .jitter
-                            .as_ref()
-                            .map_or(Jitter::None, |j| j.build().expect("validated")),
-                        rng: Rng::stream(sc.seed, &format!("links.{}.line", l.name)),
-                    });
+                    line = line.with_impairments(Impairments::new(
+                        &q.loss,
+                        q.jitter.as_ref(),
+                        Rng::stream(sc.seed, &format!("links.{}.line", l.name)),
+                    ));
                 }
                 Link {
                     name: l.name.to_string(),

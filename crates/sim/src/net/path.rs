@@ -45,17 +45,29 @@ pub struct Path {
 /// delay (the flow's access link in the simulator; `Rate::INF` where real
 /// links serialize, as in the Linux backend's bottleneck).
 pub fn flow_paths(f: &FlowSpec, seed: u64, access: Rate) -> (Path, Path) {
-    let imp = |loss: &LossConfig, jitter: &Option<JitterConfig>, name: &str| Impairments {
-        loss: loss.build().expect("validated"),
-        jitter: jitter
-            .as_ref()
-            .map_or(Jitter::None, |j| j.build().expect("validated")),
-        rng: Rng::stream(seed, &format!("flow{}.{name}", f.id)),
+    let imp = |loss: &LossConfig, jitter: &Option<JitterConfig>, name: &str| {
+        Impairments::new(
+            loss,
+            jitter.as_ref(),
+            Rng::stream(seed, &format!("flow{}.{name}", f.id)),
+        )
     };
     (
         Path::new(access, f.fwd_delay).with_impairments(imp(&f.loss, &f.jitter, "fwd")),
         Path::new(access, f.rev_delay).with_impairments(imp(&f.ack_loss, &f.ack_jitter, "rev")),
     )
+}
+
+impl Impairments {
+    /// A path's loss and jitter as the (validated) scenario gives them,
+    /// drawing from `rng`.
+    pub fn new(loss: &LossConfig, jitter: Option<&JitterConfig>, rng: Rng) -> Impairments {
+        Impairments {
+            loss: loss.build().expect("validated"),
+            jitter: jitter.map_or(Jitter::None, |j| j.build().expect("validated")),
+            rng,
+        }
+    }
 }
 
 impl Path {

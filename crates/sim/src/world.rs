@@ -168,7 +168,10 @@ impl<'a> World<'a> {
                     AckOptions {
                         sack_compress: sc.hosts.sack_compress,
                         push_acks: sc.hosts.push_acks,
+                        window_acks: sc.hosts.window_acks,
                     },
+                    f.mss,
+                    f.rwnd.map(|b| b.0),
                 ),
                 fwd,
                 rev,

@@ -316,7 +316,9 @@ const MAX_FLOWS: usize = 100_000;
 /// 4: TSO deferral (`tcp_tso_should_defer`, `[hosts] tso_defer`), SACK
 ///    compression (`tcp_comp_sack_*`, `[hosts] sack_compress`) and PSH at the
 ///    end of application writes, ACKed at once (`tcp::push`, `[hosts] push_acks`).
-pub const MODEL_VERSION: u32 = 4;
+/// 5: a quick ACK for every segment that grows the receive window
+///    (`tcp_grow_window`, DRS; `tcp::rcvbuf`, `[hosts] window_acks`).
+pub const MODEL_VERSION: u32 = 5;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {
@@ -358,6 +360,10 @@ pub struct HostsSpec {
     /// ACK such a segment at once (`tcp::push`), as Linux does; `false`: no
     /// PSH, an ACK per two segments.
     pub push_acks: bool,
+    /// Receivers ACK every segment that grows their receive window
+    /// (`tcp_grow_window`; `tcp::rcvbuf`), as Linux does; `false`: only the
+    /// first 16 segments are ACKed singly.
+    pub window_acks: bool,
 }
 
 impl Default for HostsSpec {
@@ -367,6 +373,7 @@ impl Default for HostsSpec {
             tso_defer: true,
             sack_compress: true,
             push_acks: true,
+            window_acks: true,
         }
     }
 }
@@ -649,6 +656,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let tso_defer = raw_hosts.tso_defer.unwrap_or(linux.tso_defer);
     let sack_compress = raw_hosts.sack_compress.unwrap_or(linux.sack_compress);
     let push_acks = raw_hosts.push_acks.unwrap_or(linux.push_acks);
+    let window_acks = raw_hosts.window_acks.unwrap_or(linux.window_acks);
     let latency = match raw_hosts.latency {
         None => linux.latency,
         Some(s) => HostLatency::parse(&s).map_or_else(
@@ -680,6 +688,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
             tso_defer,
             sack_compress,
             push_acks,
+            window_acks,
         },
     })
 }

@@ -56,6 +56,7 @@ pub struct RawHosts {
     pub tso_defer: Option<bool>,
     pub sack_compress: Option<bool>,
     pub push_acks: Option<bool>,
+    pub window_acks: Option<bool>,
 }
 
 /// Unknown keys land in `qdisc_params` and are checked by `normalize`

@@ -1,10 +1,11 @@
 //! TCP modelled on Linux: sender (transmit loop, pacing, ACK processing,
-//! recovery), receiver (delayed ACKs, SACK), the retransmission scoreboard,
+//! recovery), receiver (delayed ACKs, SACK, window growth), the retransmission scoreboard,
 //! RACK-TLP, RTT estimation and delivery-rate sampling.
 
 pub mod push;
 pub mod rack;
 pub mod rate;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;

@@ -15,14 +15,17 @@ install:
 install-test:
 	$(PIP) install ".[test,ray]" || $(PIP) install ".[test]"
 
-# The Linux backend's user-space bottleneck (target/release/ccarena-bottleneck).
+# A standalone build of the Linux backend's user-space bottleneck
+# (target/release/ccarena-bottleneck). Not needed to run: `pip install`
+# puts the same program beside `ccarena` as the console script
+# `ccarena-bottleneck` (from the extension module).
 bottleneck:
 	cargo build --release -p ccarena-emu
 
 demo: install
 	$(CCARENA) run scenarios/demo.toml
 
-test: install-test bottleneck
+test: install-test
 	cargo test --workspace
 	$(PYTHON) -m pytest -q
 	$(MAKE) lint PYTHON="$(PYTHON)"

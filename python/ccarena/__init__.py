@@ -16,12 +16,30 @@ from __future__ import annotations
 
 from importlib import metadata as _metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .experiment import Experiment, SweepError
-from .results import Results
+from . import sweep as _sweep_module  # noqa: F401  (loaded before `def sweep` below replaces the name)
+from .errors import StoreError, SweepError
 from .scenario import Scenario, ScenarioError, keyword_override
-from .store import StoreError
+
+if TYPE_CHECKING:
+    from .experiment import Experiment
+    from .results import Results
+
+# `Experiment` and `Results` load pandas and pyarrow: imported when first
+# used (PEP 562), so `ccarena --help` and `ccarena-bottleneck` start fast.
+_LAZY = {"Experiment": "experiment", "Results": "results"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 try:
     __version__ = _metadata.version("ccarena")

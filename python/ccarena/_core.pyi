@@ -27,6 +27,10 @@ def run(normalized_json: str) -> tuple[dict[str, bytes], dict[str, int]]:
     "bottleneck_packets" and "sim_time_ns". Releases the GIL while simulating.
     Raises ``ScenarioError`` if the JSON is not a normalized scenario."""
 
+def bottleneck_cli() -> int:
+    """The ``ccarena-bottleneck`` console script: runs the Linux backend's
+    user-space bottleneck with ``sys.argv[1:]``; returns the exit status."""
+
 def version() -> str:
     """The version of the Rust crates (equal to ``ccarena.__version__``)."""
 

@@ -24,8 +24,9 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __version__
+from .errors import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, StoreError
 from .scenario import Scenario, ScenarioError
-from .store import StoreError
+from .termtable import Rows
 
 PLOT_KINDS = ("cdf", "heatmap", "timeseries", "box", "mean")
 
@@ -176,14 +177,13 @@ def _num(v: Any, fmt: str, scale: float = 1.0, none: str = "—") -> str:
     return format(f * scale, fmt)
 
 
-def _flows_table(flows) -> Table:
-    t = Table(title="flows", title_justify="left")
-    for name in ("flow", "cc", "rtt ms", "goodput Mbit/s", "retrans %", "mean srtt ms", "fct s"):
-        t.add_column(name, justify="left" if name == "cc" else "right", no_wrap=True)
+def _flows_table(flows) -> Rows:
+    names = ("flow", "cc", "rtt ms", "goodput Mbit/s", "retrans %", "mean srtt ms", "fct s")
+    t = Rows("flows", [(n, "left" if n == "cc" else "right") for n in names], key=2)
     for _, f in flows.head(_MAX_ROWS).iterrows():
         t.add_row(
-            str(f.get("flow", "")),
-            str(f.get("cc", "")),
+            f.get("flow", ""),
+            f.get("cc", ""),
             _num(f.get("rtt_ms"), "g"),
             _num(f.get("goodput_mbps"), ".2f"),
             _num(f.get("retrans_rate"), ".3f", 100),
@@ -195,14 +195,13 @@ def _flows_table(flows) -> Table:
     return t
 
 
-def _links_table(links) -> Table:
+def _links_table(links) -> Rows:
     """A network's links: utilization, queueing delay and drops of each."""
-    t = Table(title="links", title_justify="left")
-    for name in ("link", "Mbit/s", "flows", "util %", "qdelay mean / p99 ms", "drops"):
-        t.add_column(name, justify="left" if name == "link" else "right", no_wrap=True)
+    names = ("link", "Mbit/s", "flows", "util %", "qdelay mean / p99 ms", "drops")
+    t = Rows("links", [(n, "left" if n == "link" else "right") for n in names])
     for _, x in links.head(_MAX_ROWS).iterrows():
         t.add_row(
-            str(x.get("link", "")),
+            x.get("link", ""),
             _num(x.get("rate_mbps"), "g"),
             _num(x.get("flows"), ".0f"),
             _num(x.get("utilization"), ".1f", 100),
@@ -266,24 +265,21 @@ def _validate_summary(scn: Scenario) -> list[Any]:
     latency = (n.get("hosts") or {}).get("latency", "")
     head.add_row("host latency", f"{latency} (simulator; model version {n.get('model', 1)})")
     flows = n.get("flows", [])
-    ft = Table(title=f"{len(flows)} flows", title_justify="left")
     names = [str(x.get("name", "")) for x in links]
     cols = ("id", "group", "label", "cc", "rtt ms", "start s", "size bytes", "pacing") + (
         ("route",) if links else ()
     )
-    for col in cols:
-        ft.add_column(
-            col, justify="left" if col in ("label", "cc", "pacing", "route") else "right", no_wrap=True
-        )
+    left = ("label", "cc", "pacing", "route")
+    ft = Rows(f"{len(flows)} flows", [(c, "left" if c in left else "right") for c in cols])
     for f in flows[:_MAX_ROWS]:
         size = f.get("size_bytes")
         pacing = f.get("pacing") or {}
         route = [">".join(names[k] for k in f.get("route", []))] if links else []
         ft.add_row(
-            str(f.get("id", "")),
-            str(f.get("group", "")),
-            str(f.get("label", "")),
-            str(f.get("cc", "")),
+            f.get("id", ""),
+            f.get("group", ""),
+            f.get("label", ""),
+            f.get("cc", ""),
             _num(f.get("rtt_ns"), "g", 1e-6),
             _num(f.get("start_ns"), "g", 1e-9),
             f"{int(size):,}" if isinstance(size, int) else "bulk",
@@ -294,12 +290,13 @@ def _validate_summary(scn: Scenario) -> list[Any]:
         ft.caption = f"… {len(flows) - _MAX_ROWS} more flows"
     if not links:
         return [head, ft]
-    lt = Table(title=f"{len(links)} links", title_justify="left")
-    for col in ("name", "rate Mbit/s", "delay ms", "buffer", "qdisc"):
-        lt.add_column(col, justify="left" if col in ("name", "buffer", "qdisc") else "right", no_wrap=True)
+    cols = ("name", "rate Mbit/s", "delay ms", "buffer", "qdisc")
+    lt = Rows(
+        f"{len(links)} links", [(c, "left" if c in ("name", "buffer", "qdisc") else "right") for c in cols]
+    )
     for x in links[:_MAX_ROWS]:
         lt.add_row(
-            str(x.get("name", "")),
+            x.get("name", ""),
             _num(x.get("rate_bps"), "g", 1e-6),
             _num(x.get("delay_ns"), "g", 1e-6),
             f'{_limit(x.get("limit"))} ("{x.get("buffer", "")}")',
@@ -397,15 +394,18 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return print_expectations(outcomes, out)
 
 
-def _runs_table(exp, limit: int = _MAX_ROWS) -> Table:
+def _runs_table(exp, limit: int = _MAX_ROWS) -> Rows:
     runs = exp.runs
     cols = [*exp.keys, "repeat"]
     metrics = [
         c for c in ("utilization", "jain", "retrans_rate", "mean_rtt_ms", "qdelay_p95_ms") if c in runs
     ]
-    t = Table(title=f"{len(runs)} runs", title_justify="left")
-    for c in [*cols, *metrics]:
-        t.add_column(c, justify="right" if c in metrics or c == "repeat" else "left", no_wrap=True)
+    right = {*metrics, "repeat"}
+    t = Rows(
+        f"{len(runs)} runs",
+        [(c, "right" if c in right else "left") for c in [*cols, *metrics]],
+        key=len(cols),
+    )
     for _, r in runs.head(limit).iterrows():
         cells = [str(r[c]) for c in cols]
         for m in metrics:
@@ -419,7 +419,8 @@ def _runs_table(exp, limit: int = _MAX_ROWS) -> Table:
 
 def run_experiment(scn: Scenario, args: argparse.Namespace, out: Console, err: Console, directory) -> tuple:
     """Run a sweep with the pool arguments; returns (experiment, exit status)."""
-    from .experiment import SweepError, run_sweep
+    from .errors import SweepError
+    from .experiment import run_sweep
 
     status = 0
     try:
@@ -694,8 +695,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "linux": _cmd_linux,
         "conformance": _cmd_conformance,
     }[args.command]
-    from .linux.backend import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
-
     try:
         return command(args, out, err)
     except (ScenarioError, StoreError, _BadArgs) as e:

@@ -23,6 +23,7 @@ from rich.table import Table
 from .results import Results
 from .scenario import Scenario
 from .store import default_run_dir
+from .termtable import Fitted
 
 __all__ = ["Comparison", "compare", "flow_metrics", "summary_metrics"]
 
@@ -113,13 +114,14 @@ class Comparison:
             "metric"
         )
 
-    def rich_tables(self) -> list[Table]:
+    def rich_tables(self) -> list[Any]:
+        """The per-flow table (metrics across, or at narrow widths one block
+        per flow with metrics down) and the run summaries."""
         first = self.backends[0]
         others = self.backends[1:]
-        out = []
-        t = Table(
-            title=f"{self.scenario.name}: per flow ({' vs '.join(self.backends)})", title_justify="left"
-        )
+        title = f"{self.scenario.name}: per flow ({' vs '.join(self.backends)})"
+        rows = self.flows.head(40)
+        t = Table(title=title, title_justify="left")
         t.add_column("flow", justify="right")
         t.add_column("cc")
         t.add_column("rtt ms", justify="right")
@@ -128,13 +130,32 @@ class Comparison:
                 t.add_column(f"{label}\n{b}", justify="right")
             for b in others:
                 t.add_column(f"Δ {b}", justify="right", style="cyan")
-        for _, r in self.flows.head(40).iterrows():
+        for _, r in rows.iterrows():
             cells = [str(int(r["flow"])), str(r["cc"]), _fmt("{:g}", r["rtt_ms"])]
             for k, _, fmt in FLOW_METRICS:
                 cells += [_fmt(fmt, r[f"{b}_{k}"]) for b in self.backends]
                 cells += [_diff(fmt, r[f"{first}_{k}"], r[f"{b}_{k}"]) for b in others]
             t.add_row(*cells)
-        out.append(t)
+
+        def by_flow() -> Table:
+            n = Table(title=title, title_justify="left")
+            n.add_column("metric")
+            for b in self.backends:
+                n.add_column(b, justify="right")
+            for b in others:
+                n.add_column(f"Δ {b}", justify="right", style="cyan")
+            for i, (_, r) in enumerate(rows.iterrows()):
+                if i:
+                    n.add_section()
+                n.add_row(f"flow {int(r['flow'])} · {r['cc']} · {_fmt('{:g}', r['rtt_ms'])} ms", style="bold")
+                for k, label, fmt in FLOW_METRICS:
+                    n.add_row(
+                        label,
+                        *[_fmt(fmt, r[f"{b}_{k}"]) for b in self.backends],
+                        *[_diff(fmt, r[f"{first}_{k}"], r[f"{b}_{k}"]) for b in others],
+                    )
+            return n
+
         s = Table(title="run summary", title_justify="left")
         s.add_column("metric")
         for b in self.backends:
@@ -148,8 +169,7 @@ class Comparison:
                 *[_fmt(fmt, row[b]) for b in self.backends],
                 *[_diff(fmt, row[first], row[b]) for b in others],
             )
-        out.append(s)
-        return out
+        return [Fitted(t, by_flow), s]
 
     def write(self, directory: Path, figure: bool = True) -> None:
         directory.mkdir(parents=True, exist_ok=True)

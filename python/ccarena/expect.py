@@ -36,14 +36,15 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .cost import MAX_POINTS
-from .results import numeric_columns
 from .scenario import ScenarioError, _clip
+from .schema import numeric_columns
 from .sweep import column_name, iter_points, parse_sweep
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Check",
@@ -272,11 +273,18 @@ def check_expectations(
                 )
 
 
+def _is_numeric(column: pd.Series) -> bool:
+    """Integers, unsigned integers or floats (booleans are not metrics)."""
+    return column.dtype.kind in "iuf"
+
+
 def group_table(flows: pd.DataFrame) -> pd.DataFrame:
     """Flows aggregated per ``group`` (see the module docstring), with ``share`` and ``count``."""
     if "group" not in flows or flows.empty:
+        import pandas as pd  # here only: `validate` parses expectations without pandas
+
         return pd.DataFrame(columns=["group", "count", "share"])
-    numeric = [c for c in flows.columns if c != "group" and pd.api.types.is_numeric_dtype(flows[c])]
+    numeric = [c for c in flows.columns if c != "group" and _is_numeric(flows[c])]
     g = flows.groupby("group", sort=True)
     agg = {c: ("sum" if c in SUMMED else "mean") for c in numeric if c != "flow"}
     out = g.agg(agg)
@@ -357,9 +365,9 @@ def check_run(e: Expectation, summary: pd.DataFrame, flows: pd.DataFrame) -> Che
             frame = frame[frame["group"] == e.group]
             if frame.empty:
                 return Check(False, None, f"no group {e.group}")
-    if e.metric not in frame.columns or not pd.api.types.is_numeric_dtype(frame[e.metric]):
+    if e.metric not in frame.columns or not _is_numeric(frame[e.metric]):
         # (a stored experiment's [[expect]] may name a text column: "cc")
-        cols = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+        cols = [c for c in frame.columns if _is_numeric(frame[c])]
         return Check(False, None, f"no metric {e.metric!r} in {what}; have: {', '.join(cols)}")
     values = [float(v) for v in frame[e.metric]]
     if not values:

@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .errors import StoreError, SweepError
 from .results import Results
 from .scenario import Scenario
 from .store import (
@@ -49,17 +50,6 @@ __all__ = ["EXPERIMENT_FILE", "INDEX_FILE", "Experiment", "SweepError", "run_swe
 EXPERIMENT_FILE = "experiment.json"
 INDEX_FILE = "runs.parquet"
 POINT_COLUMNS = ("repeat", "seed", "hash", "run")
-
-
-class SweepError(RuntimeError):
-    """Some runs of a sweep failed; ``.failures`` maps point labels to errors,
-    ``.experiment`` holds what did run."""
-
-    def __init__(self, experiment: Experiment, failures: dict[str, str]):
-        self.experiment = experiment
-        self.failures = failures
-        first = next(iter(failures.items()))
-        super().__init__(f"{len(failures)} run(s) failed; first: {first[0]}: {first[1]}")
 
 
 def _cell(v: Any) -> Any:
@@ -250,7 +240,6 @@ def _check_experiment_dir(directory: Path) -> None:
     """Refuse (before anything is written) a directory ``run_sweep`` would
     damage: a run directory, a file, or a folder whose ``experiment.json`` or
     ``runs.parquet`` are not an earlier experiment's."""
-    from .store import StoreError
 
     if os.path.lexists(directory) and not directory.is_dir():
         raise StoreError(

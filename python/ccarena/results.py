@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import pyarrow as pa
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from . import _core
+from .schema import ColumnDef, columns, numeric_columns
 from .store import REQUIRED_TABLES, SCENARIO_FILE, TABLES
 
 __all__ = ["ColumnDef", "Results", "columns", "conform", "numeric_columns", "schemas", "tables_from_ipc"]
@@ -26,27 +25,6 @@ def tables_from_ipc(streams: Mapping[str, bytes]) -> dict[str, pa.Table]:
 
 
 _TYPES = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
-
-
-@dataclass(frozen=True)
-class ColumnDef:
-    """One column of a result table: its name, Arrow type name ("int64",
-    "float64", "string"), unit and definition."""
-
-    name: str
-    type: str
-    unit: str
-    doc: str
-
-
-@functools.cache
-def columns() -> dict[str, tuple[str, list[ColumnDef]]]:
-    """Each table's row (what one row is) and fixed columns, from the core:
-    the one definition (``crates/sim/src/metrics/schema.rs``) that both
-    backends fill and ``docs/results.md`` prints. The samples table has more
-    columns after these (each algorithm's state; the Linux backend adds
-    kernel fields)."""
-    return {t: (row, [ColumnDef(*c) for c in cols]) for t, row, cols in _core.schema()}
 
 
 @functools.cache
@@ -92,11 +70,6 @@ def markdown() -> str:
         lines += [f"| `{c.name}` | {c.type} | {c.unit or '-'} | {c.doc} |" for c in cols]
         lines.append("")
     return "\n".join(lines)
-
-
-def numeric_columns(table: str) -> list[str]:
-    """The numeric columns of ``table`` (``summary``, ``flows``, ...), in order."""
-    return [f.name for f in schemas()[table] if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
 
 
 def _with_links(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:

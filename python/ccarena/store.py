@@ -28,6 +28,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .errors import StoreError
+
 __all__ = [
     "REQUIRED_TABLES",
     "SCENARIO_FILE",
@@ -46,10 +48,6 @@ TABLES = ("summary", "flows", "samples", "queue", "transitions", "links")
 REQUIRED_TABLES = tuple(t for t in TABLES if t != "links")
 SCENARIO_FILE = "scenario.json"
 DEFAULT_ROOT = Path("results")
-
-
-class StoreError(OSError):
-    """The results cannot be written where asked; ``str(e)`` is one line."""
 
 
 def default_run_dir(name: str, run_hash: str, root: str | Path = DEFAULT_ROOT) -> Path:

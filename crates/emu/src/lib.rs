@@ -9,6 +9,7 @@
 //! of the event queue. A result that differs between the two backends then
 //! points at the TCP stacks, not at two AQM implementations.
 
+pub mod cli;
 pub mod engine;
 pub mod frame;
 pub mod pipeline;

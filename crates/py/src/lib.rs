@@ -192,11 +192,23 @@ fn jain(values: Vec<f64>) -> f64 {
     collect::jain(&values)
 }
 
+/// The `ccarena-bottleneck` console script (the Linux backend's user-space
+/// bottleneck, `ccarena_emu::cli`): its arguments are `sys.argv[1:]`; returns
+/// the exit status. The bottleneck runs without the GIL: the process is its
+/// own.
+#[pyfunction]
+fn bottleneck_cli(py: Python<'_>) -> PyResult<u8> {
+    let argv: Vec<String> = py.import("sys")?.getattr("argv")?.extract()?;
+    let args: Vec<String> = argv.into_iter().skip(1).collect();
+    Ok(py.detach(move || ccarena_emu::cli::main(&args)))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(bottleneck_cli, m)?)?;
     m.add_function(wrap_pyfunction!(capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(run_capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(cost, m)?)?;

@@ -26,17 +26,19 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..errors import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
 from ..results import Results
 from ..scenario import Scenario
 from ..store import DEFAULT_ROOT, default_run_dir, write_run
 from . import netns
 from .interrupt import SignalGuard
-from .netns import LinuxBackendError, Topology
+from .netns import Topology
 from .tables import build_tables, self_check
 
 __all__ = [
@@ -69,15 +71,6 @@ DEFAULT_MSS = 1448
 TCP_TIMESTAMP_OPT = 12
 
 
-class LinuxNotAvailable(LinuxBackendError):
-    """This machine or user cannot run the Linux backend (not root, no namespaces, ...)."""
-
-
-class LinuxUnsupported(LinuxBackendError):
-    """The scenario asks for something the Linux backend cannot do (an
-    algorithm the kernel lacks, per-flow algorithm parameters, ...)."""
-
-
 def _is_root() -> bool:
     if os.environ.get(FAKE_NONROOT_ENV) == "1":
         return False
@@ -85,15 +78,19 @@ def _is_root() -> bool:
 
 
 def find_bottleneck() -> Path:
-    """The ``ccarena-bottleneck`` binary: ``$CCARENA_BOTTLENECK``, then PATH,
-    then ``target/release`` of a ccarena source tree above the current
-    directory or this package."""
+    """The ``ccarena-bottleneck`` program: ``$CCARENA_BOTTLENECK``, then the
+    console script installed with this package (beside this interpreter's
+    ``ccarena``), then PATH, then ``target/release`` of a ccarena source
+    tree above the current directory or this package."""
     env = os.environ.get(BOTTLENECK_ENV)
     if env:
         p = Path(env)
         if p.is_file() and os.access(p, os.X_OK):
             return p.resolve()
         raise LinuxNotAvailable(f"${BOTTLENECK_ENV}={env}: not an executable file")
+    script = Path(sysconfig.get_path("scripts")) / BOTTLENECK_BIN
+    if script.is_file() and os.access(script, os.X_OK):
+        return script
     found = shutil.which(BOTTLENECK_BIN)
     if found:
         return Path(found).resolve()
@@ -104,7 +101,8 @@ def find_bottleneck() -> Path:
             if (d / "crates" / "emu" / "Cargo.toml").is_file() and cand.is_file():
                 return cand
     raise LinuxNotAvailable(
-        f"{BOTTLENECK_BIN} not found: build it with `cargo build --release -p ccarena-emu` "
+        f"{BOTTLENECK_BIN} not found: it comes with `pip install ccarena` (a console script "
+        f"beside `ccarena`); or build it with `cargo build --release -p ccarena-emu` "
         f"(or set ${BOTTLENECK_ENV})"
     )
 
@@ -420,7 +418,12 @@ def run_in_namespaces(
         except subprocess.TimeoutExpired:
             procs.stop(name)
     procs.stop("bottleneck", timeout=10)
-    out: dict[str, Any] = {"notes": notes, "prefix": topo.prefix, "t0_ns": t0}
+    out: dict[str, Any] = {
+        "notes": notes,
+        "prefix": topo.prefix,
+        "t0_ns": t0,
+        "bottleneck_program": str(binary),
+    }
     for name, f in (("sender", "sender.json"), ("receiver", "receiver.json"),
                     ("bottleneck", "bottleneck/stats.json")):  # fmt: skip
         path = workdir / f
@@ -448,6 +451,7 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
         "linux": {
             "kernel": kernel_version(),
             "notes": raw["notes"],
+            "bottleneck": raw.get("bottleneck_program", ""),
             "trustworthy": check["trustworthy"],
             "warnings": check["warnings"],
             "self_check": check["values"],

@@ -44,6 +44,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import LinuxBackendError
+
 __all__ = [
     "NAME_RE",
     "LinuxBackendError",
@@ -70,10 +72,6 @@ ROUTER_IF_SND = "snd0"
 ROUTER_IF_RCV = "rcv0"
 HOST_IF = "eth0"
 OFFLOADS = ("tso", "gso", "gro", "lro", "tx", "rx", "sg", "rx-gro-list", "rx-udp-gro-forwarding")
-
-
-class LinuxBackendError(RuntimeError):
-    """The Linux backend cannot run here or failed; ``str(e)`` says why."""
 
 
 def run(args: Sequence[str], *, check: bool = True, timeout: float = 20.0) -> subprocess.CompletedProcess:

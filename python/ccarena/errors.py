@@ -1,0 +1,40 @@
+"""The exceptions ccarena raises besides ``ScenarioError``
+(``ccarena.scenario``), in a module that imports nothing heavy, so the
+command line can catch them without loading pandas or pyarrow."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .experiment import Experiment
+
+__all__ = ["LinuxBackendError", "LinuxNotAvailable", "LinuxUnsupported", "StoreError", "SweepError"]
+
+
+class StoreError(OSError):
+    """The results cannot be written where asked; ``str(e)`` is one line."""
+
+
+class SweepError(RuntimeError):
+    """Some runs of a sweep failed; ``.failures`` maps point labels to errors,
+    ``.experiment`` holds what did run."""
+
+    def __init__(self, experiment: Experiment, failures: dict[str, str]):
+        self.experiment = experiment
+        self.failures = failures
+        first = next(iter(failures.items()))
+        super().__init__(f"{len(failures)} run(s) failed; first: {first[0]}: {first[1]}")
+
+
+class LinuxBackendError(RuntimeError):
+    """The Linux backend cannot run here or failed; ``str(e)`` says why."""
+
+
+class LinuxNotAvailable(LinuxBackendError):
+    """This machine or user cannot run the Linux backend (not root, no namespaces, ...)."""
+
+
+class LinuxUnsupported(LinuxBackendError):
+    """The scenario asks for something the Linux backend cannot do (an
+    algorithm the kernel lacks, per-flow algorithm parameters, ...)."""

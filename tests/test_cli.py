@@ -212,3 +212,50 @@ def test_console_script_bad_input_has_no_traceback(tmp_path, write_scenario, tin
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith(f"{p}: bottleneck.rate: ")
     assert not (tmp_path / "results").exists()
+
+
+def test_progress_reports_simulated_time_and_an_exception_stops_the_run(tiny):
+    """The core calls back with the simulated time; an exception raised in
+    the callback (as Ctrl-C's KeyboardInterrupt would be) ends the run."""
+    from ccarena import _core
+    from ccarena.scenario import Scenario
+
+    # About 6 million events: a callback every 2^20 of them.
+    doc = {**tiny, "duration": "30s", "bottleneck": {**tiny["bottleneck"], "rate": "1Gbps"}}
+    scn = Scenario.from_dict(doc)
+    seen: list[int] = []
+    _core.run(scn.core_json, seen.append)
+    assert len(seen) >= 2 and seen == sorted(seen) and seen[-1] <= 30_000_000_000
+
+    class Stop(Exception):
+        pass
+
+    def stop(_t: int) -> None:
+        raise Stop
+
+    with pytest.raises(Stop):
+        _core.run(scn.core_json, stop)
+
+
+def test_ctrl_c_stops_a_long_simulation_within_a_second_and_writes_nothing(tmp_path, write_scenario, tiny):
+    import signal
+    import time
+
+    doc = {**tiny, "duration": "600s", "bottleneck": {**tiny["bottleneck"], "rate": "1Gbps"}}
+    p = write_scenario(doc)
+    out = tmp_path / "never"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccarena", "run", str(p), "--out", str(out), "--yes"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    time.sleep(3.0)  # well into the simulation (the start-up is under a second)
+    assert proc.poll() is None
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=10)
+    # About 0.1 s here (a check every 2^20 events); the bound leaves room for a loaded machine.
+    assert time.monotonic() - sent < 3.0
+    assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
+    assert not out.exists()

@@ -4,6 +4,8 @@ The extension is deliberately thin: scenarios cross as JSON strings, results
 as Arrow IPC stream bytes. Use the public API in ``ccarena`` instead.
 """
 
+from collections.abc import Callable
+
 class ScenarioError(ValueError):
     """A scenario field is invalid; ``str(e)`` is ``"<path>: <message>"``."""
 
@@ -18,14 +20,19 @@ def normalize(input_json: str) -> str:
     ``count`` with ``id`` and ``group``, buffer in bytes, seed, duration, sample
     interval. Raises ``ScenarioError``."""
 
-def run(normalized_json: str) -> tuple[dict[str, bytes], dict[str, int]]:
+def run(
+    normalized_json: str, progress: Callable[[int], object] | None = None
+) -> tuple[dict[str, bytes], dict[str, int]]:
     """Simulate a normalized scenario (the output of ``normalize``).
 
     Returns ``(tables, stats)``. ``tables`` maps "summary", "flows", "samples",
-    "queue" and "transitions" to an Arrow IPC stream (one record batch; read
-    with ``pyarrow.ipc.open_stream``). ``stats`` has "events",
-    "bottleneck_packets" and "sim_time_ns". Releases the GIL while simulating.
-    Raises ``ScenarioError`` if the JSON is not a normalized scenario."""
+    "queue", "transitions" and "links" to an Arrow IPC stream (one record
+    batch; read with ``pyarrow.ipc.open_stream``). ``stats`` has "events",
+    "bottleneck_packets" and "sim_time_ns". Releases the GIL while
+    simulating; every 2^20 events it checks for signals (Ctrl-C raises
+    KeyboardInterrupt, nothing is returned) and calls
+    ``progress(sim_time_ns)`` if given (an exception it raises stops the
+    run). Raises ``ScenarioError`` if the JSON is not a normalized scenario."""
 
 def bottleneck_cli() -> int:
     """The ``ccarena-bottleneck`` console script: runs the Linux backend's

@@ -15,7 +15,8 @@ import argparse
 import math
 import signal
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from rich.console import Console
@@ -356,6 +357,25 @@ def print_expectations(outcomes, out: Console) -> int:
     return 0
 
 
+def _progress_line(name: str, duration_ns: int, update: Callable[[str], Any]) -> Callable[[int], None]:
+    """A simulator progress callback that shows how far the run is: simulated
+    time, its fraction of the scenario and the time left at the rate so far."""
+    start = time.monotonic()
+
+    def show(sim_ns: int) -> None:
+        done = min(sim_ns / duration_ns, 1.0) if duration_ns > 0 else 1.0
+        spent = time.monotonic() - start
+        left = spent * (1 - done) / done if done > 0 else float("nan")
+        update(
+            escape(
+                f"simulating {name}: {sim_ns / 1e9:.1f} of {duration_ns / 1e9:g} s simulated "
+                f"({done:.0%}), about {left:.0f} s left"
+            )
+        )
+
+    return show
+
+
 def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .expect import check_all, check_expectations, parse_expectations
 
@@ -380,8 +400,9 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         from .runner import execute
 
-        with err.status(escape(f"simulating {scn.name} …")):
-            res = execute(scn, args.out, figure=not args.no_figure, yes=args.yes)
+        with err.status(escape(f"simulating {scn.name} …")) as st:
+            show = _progress_line(scn.name, int(scn.normalized["duration_ns"]), st.update)
+            res = execute(scn, args.out, figure=not args.no_figure, yes=args.yes, progress=show)
     out.print(_flows_table(res.flows))
     if len(res.links) > 1:
         out.print(_links_table(res.links))

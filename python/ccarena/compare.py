@@ -171,6 +171,12 @@ class Comparison:
             )
         return [Fitted(t, by_flow), s]
 
+    def _repr_html_(self) -> str:
+        """Jupyter: per-flow metrics, summaries and the comparison figure."""
+        from .notebook import comparison_html
+
+        return comparison_html(self)
+
     def write(self, directory: Path, figure: bool = True) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.csv_path = directory / "compare_flows.csv"

@@ -203,6 +203,12 @@ class Experiment:
     def __repr__(self) -> str:
         return f"<Experiment {self.name!r} at {self.path}: {len(self.runs)} runs, keys {self.keys}>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the runs table and the mean Jain index over the swept key."""
+        from .notebook import experiment_html  # matplotlib only when a notebook asks
+
+        return experiment_html(self)
+
 
 def _experiment_meta(scn: Scenario, points: list[Point], keys: list[str]) -> dict[str, Any]:
     from . import __version__

@@ -203,3 +203,9 @@ class Results:
     def __repr__(self) -> str:
         where = f" at {self.path}" if self.path else ""
         return f"<Results {self.name!r}{where}: {len(self.flows)} flows, {len(self.samples)} samples>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the summary, the flows and the run figure (``ccarena.notebook``)."""
+        from .notebook import results_html  # matplotlib only when a notebook asks
+
+        return results_html(self)

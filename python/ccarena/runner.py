@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,16 @@ def _meta(normalized: dict[str, Any], run_hash: str, stats: dict[str, int]) -> d
     }
 
 
-def simulate(core_json: str) -> tuple[dict[str, bytes], dict[str, int]]:
+def simulate(
+    core_json: str, progress: Callable[[int], None] | None = None
+) -> tuple[dict[str, bytes], dict[str, int]]:
     """Run a normalized scenario (JSON) on the simulator: the Arrow IPC
-    streams of its tables and the run statistics. Pure: no files."""
+    streams of its tables and the run statistics. Pure: no files.
+    ``progress(sim_time_ns)`` is called about ten times a second of wall
+    time; Ctrl-C stops the run within about as long (KeyboardInterrupt)."""
     from . import _core
 
-    streams, stats = _core.run(core_json)
+    streams, stats = _core.run(core_json, progress)
     missing = [t for t in TABLES if t not in streams]
     if missing:
         raise RuntimeError(f"the simulator returned no table(s) {', '.join(missing)}")
@@ -61,18 +66,20 @@ def execute(
     root: str | Path = DEFAULT_ROOT,
     figure: bool = False,
     yes: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> Results:
     """Simulate ``scn`` and write its run directory: ``out`` exactly, or
     ``<root>/<scenario name>/<hash>``. With ``figure``, the run figure
     (``timeseries.png``) is drawn into the directory before it appears.
     A run whose estimated cost is above ``cost.LIMITS`` is refused
-    (``ScenarioError``) unless ``yes``."""
+    (``ScenarioError``) unless ``yes``. ``progress`` as for ``simulate``;
+    an interrupted run writes nothing."""
     from .cost import check
     from .plots.timeseries import FIGURE_NAME, plot_run
 
     check(scn, force=yes)
 
-    streams, stats = simulate(scn.core_json)
+    streams, stats = simulate(scn.core_json, progress)
     arrow = tables_from_ipc(streams)
     tables = {t: arrow[t] for t in TABLES}
     meta = run_meta(scn, stats)

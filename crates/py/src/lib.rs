@@ -48,28 +48,57 @@ fn normalize(py: Python<'_>, input_json: &str) -> PyResult<String> {
         .map_err(|e| scenario_error(py, &e))
 }
 
+/// Events between two calls of `progress` (and two checks for Ctrl-C):
+/// about a tenth of a second of simulation.
+const PROGRESS_EVENTS: u64 = 1 << 20;
+
 /// Simulate a normalized scenario (the output of `normalize`).
 ///
 /// Returns `(tables, stats)`: `tables` maps each table name ("summary",
-/// "flows", "samples", "queue", "transitions") to the bytes of an Arrow IPC
-/// stream holding one record batch; `stats` is {"events", "bottleneck_packets",
-/// "sim_time_ns"}. The GIL is released while the simulation runs.
+/// "flows", "samples", "queue", "transitions", "links") to the bytes of an
+/// Arrow IPC stream holding one record batch; `stats` is {"events",
+/// "bottleneck_packets", "sim_time_ns"}. The GIL is released while the
+/// simulation runs; every 2^20 events it is taken back to check for
+/// signals (Ctrl-C stops the run with KeyboardInterrupt, nothing produced)
+/// and to call `progress(sim_time_ns)` if given (an exception it raises
+/// stops the run the same way). Neither changes the simulation's bits.
 #[pyfunction]
+#[pyo3(signature = (normalized_json, progress=None))]
 fn run<'py>(
     py: Python<'py>,
     normalized_json: &str,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
-    let encoded = py.detach(move || {
-        let results = world::run(&scenario);
+    let mut stopped: Option<PyErr> = None;
+    let encoded = py.detach(|| {
+        let results = world::run_with_progress(&scenario, PROGRESS_EVENTS, |now| {
+            Python::attach(|py| {
+                let step = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (now.0,)).map(|_| ()),
+                    None => Ok(()),
+                });
+                match step {
+                    Ok(()) => true,
+                    Err(e) => {
+                        stopped = Some(e);
+                        false
+                    }
+                }
+            })
+        })?;
         let tables = results
             .tables
             .iter()
             .map(|t| arrow::to_ipc_stream(t).map(|b| (t.name.clone(), b)))
             .collect::<Result<Vec<_>, _>>();
-        tables.map(|t| (t, results.stats))
+        Some(tables.map(|t| (t, results.stats)))
     });
+    if let Some(e) = stopped {
+        return Err(e);
+    }
     let (tables, stats) = encoded
+        .expect("a run that was not stopped has results")
         .map_err(|e| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}")))?;
     let out = PyDict::new(py);
     for (name, bytes) in tables {

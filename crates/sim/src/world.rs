@@ -227,23 +227,45 @@ impl<'a> World<'a> {
     }
 
     /// Run to the end of the scenario and build the result tables.
-    pub fn run(mut self) -> Results {
+    pub fn run(self) -> Results {
+        self.run_with_progress(u64::MAX, |_| true)
+            .expect("never stopped")
+    }
+
+    /// Run as `run`, calling `progress` with the simulated time every
+    /// `every` events; `progress` returning false stops the run, which then
+    /// produces nothing (None). The calls do not touch the simulation: a
+    /// run that completes has the same bits whatever `every` is.
+    pub fn run_with_progress(
+        mut self,
+        every: u64,
+        mut progress: impl FnMut(Time) -> bool,
+    ) -> Option<Results> {
+        let every = every.max(1);
+        let mut until_call = every;
         while let Some(t) = self.q.peek_time() {
             if t > self.end {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
             self.handle(now, ev);
+            until_call -= 1;
+            if until_call == 0 {
+                until_call = every;
+                if !progress(now) {
+                    return None;
+                }
+            }
         }
         let stats = RunStats {
             events: self.q.processed(),
             bottleneck_packets: self.net.links.iter().map(|l| l.queue.departures).sum(),
             sim_time_ns: self.end.0,
         };
-        Results {
+        Some(Results {
             tables: self.finish(),
             stats,
-        }
+        })
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {
@@ -755,4 +777,14 @@ impl<'a> World<'a> {
 /// Run a normalized scenario to completion.
 pub fn run(sc: &Scenario) -> Results {
     World::new(sc).run()
+}
+
+/// Run a normalized scenario, calling `progress` with the simulated time
+/// every `every` events; None if `progress` stopped it.
+pub fn run_with_progress(
+    sc: &Scenario,
+    every: u64,
+    progress: impl FnMut(Time) -> bool,
+) -> Option<Results> {
+    World::new(sc).run_with_progress(every, progress)
 }

@@ -179,6 +179,35 @@ fn same_scenario_and_seed_give_identical_results() {
     assert_identical(&a, &b, "");
 }
 
+/// Progress calls see the simulated time advance and never change the bits;
+/// returning false stops the run with nothing produced.
+#[test]
+fn progress_calls_do_not_change_the_run_and_can_stop_it() {
+    let j = json!({
+        "duration": "3s", "seed": 5,
+        "bottleneck": {"rate": "40Mbps", "buffer": "1BDP"},
+        "flows": [{"cc": "cubic", "rtt": "20ms"}, {"cc": "bbr3", "rtt": "50ms"}]
+    });
+    let sc = ccarena_sim::scenario::normalize_json(&j.to_string()).unwrap();
+    let mut seen = Vec::new();
+    let with = ccarena_sim::world::run_with_progress(&sc, 1000, |t| {
+        seen.push(t);
+        true
+    })
+    .expect("not stopped");
+    assert_identical(&sim(j), &with, "");
+    assert!(seen.len() > 10, "{} calls", seen.len());
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]));
+    assert!(seen.last().unwrap().0 <= 3_000_000_000);
+    let mut calls = 0;
+    let stopped = ccarena_sim::world::run_with_progress(&sc, 1000, |_| {
+        calls += 1;
+        calls < 3
+    });
+    assert!(stopped.is_none());
+    assert_eq!(calls, 3);
+}
+
 /// The handshake gives the first RTT sample, so srtt starts at the path RTT.
 #[test]
 fn min_rtt_is_the_configured_rtt() {

@@ -171,13 +171,14 @@ def _why_not_linux() -> str | None:
 @pytest.mark.skipif(_why_not_linux() is not None, reason=_why_not_linux() or "")
 def test_ci_subset_agrees_with_the_kernel(tmp_path):
     """conformance/ci.toml on both backends. Fails when agreement regresses
-    below what docs/validation.md records for it (2026-11-25, model 5: 19 of
-    24 flows agree on every metric by the mean rule, 21 of 24 overlap; every
-    throughput share of the mixed-RTT cells agrees, the issue's headline
-    case). A 3-run kernel range is itself noisy, so the guard uses the
-    distribution-level reading (the simulator's range over seeds meets the
-    kernel's widened range): every mixed-RTT share must overlap, and at
-    least 60% of the flows on every metric."""
+    below what docs/validation.md records for it (2026-11-25, model 6: 13 of
+    24 flows agree on every metric by the mean rule, 21 of 24 overlap; model
+    5 on the same kernel runs 18 and 21; every throughput share of the
+    mixed-RTT cells agrees, the issue's headline case). A 3-run kernel range
+    and 5 seeds of 8 s are noisy (bimodal cells land by seed), so the guard
+    uses the distribution-level reading (the simulator's range over seeds
+    meets the kernel's widened range): every mixed-RTT share must overlap,
+    and at least 60% of the flows on every metric."""
     c = run_conformance(load_matrix(CI), tmp_path, figure=False)
     f = c.flows
     assert len(f) >= 18

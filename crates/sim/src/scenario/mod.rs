@@ -318,7 +318,10 @@ const MAX_FLOWS: usize = 100_000;
 ///    end of application writes, ACKed at once (`tcp::push`, `[hosts] push_acks`).
 /// 5: a quick ACK for every segment that grows the receive window
 ///    (`tcp_grow_window`, DRS; `tcp::rcvbuf`, `[hosts] window_acks`).
-pub const MODEL_VERSION: u32 = 5;
+/// 6: the window's room as in `tcp_data_queue`: an in-order segment grows
+///    it charged to the buffer and before the out-of-order data it joins is
+///    moved in; an out-of-order one before it is charged.
+pub const MODEL_VERSION: u32 = 6;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

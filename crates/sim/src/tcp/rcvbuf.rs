@@ -85,12 +85,17 @@ impl RcvWindow {
     }
 
     /// `tcp_grow_window` for a new segment of `len` bytes, in order or out
-    /// of order, with `ooo_bytes` held out of order (they take buffer space:
-    /// `tcp_space`). True if the window grew: the caller sets a quick ACK.
-    pub fn grow(&mut self, len: u64, ooo_bytes: u64) -> bool {
+    /// of order; the buffer holds `held()` segments (`tcp_space`), at least
+    /// `at_least`: `held` is asked only while that leaves room, so the
+    /// steady state (the window at its clamp) costs one comparison. True if
+    /// the window grew: the caller sets a quick ACK.
+    pub fn grow(&mut self, len: u64, at_least: u64, held: impl FnOnce() -> u64) -> bool {
+        if self.rcv_ssthresh + at_least * self.mss >= self.clamp {
+            return false;
+        }
         let room = self
             .clamp
-            .saturating_sub(ooo_bytes)
+            .saturating_sub(held() * self.mss)
             .saturating_sub(self.rcv_ssthresh);
         if room == 0 {
             return false;
@@ -102,15 +107,14 @@ impl RcvWindow {
         true
     }
 
-    /// The application read everything up to `read_total` bytes at `now`
+    /// The application has read every segment below `read_segs` at `now`
     /// (`tcp_rcv_space_adjust`, called by `tcp_recvmsg`); `rtt` is the
-    /// receiver's RTT estimate, `ooo_span` the bytes between the next
-    /// expected one and the end of the out-of-order data.
-    pub fn on_read(&mut self, now: Time, read_total: u64, rtt: Option<Dur>, ooo_span: u64) {
+    /// receiver's RTT estimate, `ooo_span_segs` the segments from the next
+    /// expected one to the end of the out-of-order data.
+    pub fn on_read(&mut self, now: Time, read_segs: u32, rtt: Option<Dur>, ooo_span_segs: u32) {
         let Some(start) = self.space_time else {
             // `tcp_init_buffer_space` at the first data.
             self.space_time = Some(now);
-            self.space_seq = 0;
             return;
         };
         let Some(rtt) = rtt.filter(|r| r.0 > 0) else {
@@ -119,9 +123,10 @@ impl RcvWindow {
         if now.since(start) < rtt {
             return;
         }
-        let copied = read_total.saturating_sub(self.space_seq);
+        let read_total = u64::from(read_segs) * self.mss;
+        let copied = read_total - self.space_seq;
         if copied > self.space {
-            self.rcvbuf_grow(copied, ooo_span);
+            self.rcvbuf_grow(copied, u64::from(ooo_span_segs) * self.mss);
         }
         self.space_seq = read_total;
         self.space_time = Some(now);
@@ -129,6 +134,7 @@ impl RcvWindow {
 
     /// `tcp_rcvbuf_grow` (Linux 6.18): DRS is one RTT late, so twice what
     /// was read; in slow start twice more per doubling.
+    /// `copied` is more than `space` (the caller's test).
     fn rcvbuf_grow(&mut self, copied: u64, ooo_span: u64) {
         let old = self.space.max(1);
         self.space = copied;
@@ -136,7 +142,7 @@ impl RcvWindow {
             return;
         }
         let mut rcvwin = copied as u128 * 2;
-        let grow = rcvwin * (copied - old.min(copied)) as u128 / old as u128;
+        let grow = rcvwin * (copied - old) as u128 / old as u128;
         rcvwin += grow * 2 + ooo_span as u128;
         let win = (rcvwin.min(MAX_CLAMP as u128)) as u64;
         self.clamp = self.clamp.max(win);
@@ -165,17 +171,24 @@ mod tests {
         let mut w = RcvWindow::new(MSS, None);
         // 81920 - 65160 = 16760 bytes of room: five full steps of 2896
         // and a partial one, then none.
-        let grew: Vec<bool> = (0..8).map(|_| w.grow(1448, 0)).collect();
+        let grew: Vec<bool> = (0..8).map(|_| w.grow(1448, 0, || 0)).collect();
         assert_eq!(grew, [true, true, true, true, true, true, false, false]);
         assert_eq!(w.rcv_ssthresh(), INITIAL_CLAMP);
+    }
+
+    #[test]
+    fn at_the_clamp_the_out_of_order_data_is_not_even_counted() {
+        let mut w = RcvWindow::new(MSS, None);
+        while w.grow(1448, 0, || 0) {}
+        assert!(!w.grow(1448, 0, || unreachable!("not asked at the clamp")));
     }
 
     #[test]
     fn out_of_order_data_takes_room() {
         let mut w = RcvWindow::new(MSS, None);
         // 12 segments held out of order leave 81920 - 17376 < 65160.
-        assert!(!w.grow(1448, 12 * 1448));
-        assert!(w.grow(1448, 0));
+        assert!(!w.grow(1448, 0, || 12));
+        assert!(w.grow(1448, 0, || 0));
     }
 
     #[test]
@@ -184,21 +197,21 @@ mod tests {
         let mut w = RcvWindow::new(MSS, None);
         w.on_read(Time::ZERO, 0, Some(rtt), 0);
         // One RTT of 10 segments: not more than the initial space.
-        w.on_read(at_ms(20), 10 * 1448, Some(rtt), 0);
+        w.on_read(at_ms(20), 10, Some(rtt), 0);
         assert_eq!(w.clamp(), INITIAL_CLAMP);
         // The next RTT read 20 segments: twice 28960, grown by twice the
         // doubling: 57920 + 2 x 57920 = 173760.
-        w.on_read(at_ms(40), 30 * 1448, Some(rtt), 0);
+        w.on_read(at_ms(40), 30, Some(rtt), 0);
         assert_eq!(w.clamp(), 173_760);
         // Less than an RTT later nothing is measured.
-        w.on_read(at_ms(50), 35 * 1448, Some(rtt), 0);
+        w.on_read(at_ms(50), 35, Some(rtt), 0);
         assert_eq!(w.clamp(), 173_760);
         // An RTT that read less than the last one changes nothing.
-        w.on_read(at_ms(60), 40 * 1448, Some(rtt), 0);
+        w.on_read(at_ms(60), 40, Some(rtt), 0);
         assert_eq!(w.clamp(), 173_760);
         // 40 segments after 20: 2 x 57920 = 115840, plus twice the
         // doubling, 2 x 115840.
-        w.on_read(at_ms(80), 80 * 1448, Some(rtt), 0);
+        w.on_read(at_ms(80), 80, Some(rtt), 0);
         assert_eq!(w.clamp(), 347_520);
     }
 
@@ -207,9 +220,9 @@ mod tests {
         let rtt = Dur::from_ms(20);
         let mut w = RcvWindow::new(MSS, Some(50_000));
         assert_eq!(w.rcv_ssthresh(), 50_000);
-        assert!(!w.grow(1448, 0));
+        assert!(!w.grow(1448, 0, || 0));
         w.on_read(Time::ZERO, 0, Some(rtt), 0);
-        w.on_read(at_ms(20), 100 * 1448, Some(rtt), 0);
+        w.on_read(at_ms(20), 100, Some(rtt), 0);
         assert_eq!(w.clamp(), 50_000);
     }
 }

@@ -230,11 +230,16 @@ def test_progress_reports_simulated_time_and_an_exception_stops_the_run(tiny):
     class Stop(Exception):
         pass
 
-    def stop(_t: int) -> None:
-        raise Stop
+    calls: list[int] = []
+
+    def stop(t: int) -> None:
+        calls.append(t)
+        if len(calls) == 2:
+            raise Stop
 
     with pytest.raises(Stop):
         _core.run(scn.core_json, stop)
+    assert calls == seen[:2]  # stopped at once, not after the rest of the run
 
 
 def test_ctrl_c_stops_a_long_simulation_within_a_second_and_writes_nothing(tmp_path, write_scenario, tiny):
@@ -258,4 +263,5 @@ def test_ctrl_c_stops_a_long_simulation_within_a_second_and_writes_nothing(tmp_p
     # About 0.1 s here (a check every 2^20 events); the bound leaves room for a loaded machine.
     assert time.monotonic() - sent < 3.0
     assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
-    assert not out.exists()
+    # Nothing written, not even a temporary directory: only the scenario file.
+    assert [q.name for q in tmp_path.iterdir()] == [p.name]

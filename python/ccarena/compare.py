@@ -114,62 +114,59 @@ class Comparison:
             "metric"
         )
 
+    def _values(self, fmt: str, value: Any) -> list[str]:
+        """One metric's cells: each backend's ``value(backend)``, then each
+        other backend's difference from the first."""
+        first, others = self.backends[0], self.backends[1:]
+        return [_fmt(fmt, value(b)) for b in self.backends] + [
+            _diff(fmt, value(first), value(b)) for b in others
+        ]
+
+    def _metric_table(self, title: str) -> Table:
+        """A table with a metric per row: the metric, each backend, each Δ."""
+        t = Table(title=title, title_justify="left")
+        t.add_column("metric")
+        for b in self.backends:
+            t.add_column(b, justify="right")
+        for b in self.backends[1:]:
+            t.add_column(f"Δ {b}", justify="right", style="cyan")
+        return t
+
     def rich_tables(self) -> list[Any]:
         """The per-flow table (metrics across, or at narrow widths one block
         per flow with metrics down) and the run summaries."""
-        first = self.backends[0]
-        others = self.backends[1:]
         title = f"{self.scenario.name}: per flow ({' vs '.join(self.backends)})"
-        rows = self.flows.head(40)
-        t = Table(title=title, title_justify="left")
-        t.add_column("flow", justify="right")
-        t.add_column("cc")
-        t.add_column("rtt ms", justify="right")
+        rows = [r for _, r in self.flows.head(40).iterrows()]
+        wide = Table(title=title, title_justify="left")
+        wide.add_column("flow", justify="right")
+        wide.add_column("cc")
+        wide.add_column("rtt ms", justify="right")
         for _, label, _ in FLOW_METRICS:
             for b in self.backends:
-                t.add_column(f"{label}\n{b}", justify="right")
-            for b in others:
-                t.add_column(f"Δ {b}", justify="right", style="cyan")
-        for _, r in rows.iterrows():
+                wide.add_column(f"{label}\n{b}", justify="right")
+            for b in self.backends[1:]:
+                wide.add_column(f"Δ {b}", justify="right", style="cyan")
+        for r in rows:
             cells = [str(int(r["flow"])), str(r["cc"]), _fmt("{:g}", r["rtt_ms"])]
             for k, _, fmt in FLOW_METRICS:
-                cells += [_fmt(fmt, r[f"{b}_{k}"]) for b in self.backends]
-                cells += [_diff(fmt, r[f"{first}_{k}"], r[f"{b}_{k}"]) for b in others]
-            t.add_row(*cells)
+                cells += self._values(fmt, lambda b, r=r, k=k: r[f"{b}_{k}"])
+            wide.add_row(*cells)
 
         def by_flow() -> Table:
-            n = Table(title=title, title_justify="left")
-            n.add_column("metric")
-            for b in self.backends:
-                n.add_column(b, justify="right")
-            for b in others:
-                n.add_column(f"Δ {b}", justify="right", style="cyan")
-            for i, (_, r) in enumerate(rows.iterrows()):
+            n = self._metric_table(title)
+            for i, r in enumerate(rows):
                 if i:
                     n.add_section()
                 n.add_row(f"flow {int(r['flow'])} · {r['cc']} · {_fmt('{:g}', r['rtt_ms'])} ms", style="bold")
                 for k, label, fmt in FLOW_METRICS:
-                    n.add_row(
-                        label,
-                        *[_fmt(fmt, r[f"{b}_{k}"]) for b in self.backends],
-                        *[_diff(fmt, r[f"{first}_{k}"], r[f"{b}_{k}"]) for b in others],
-                    )
+                    n.add_row(label, *self._values(fmt, lambda b, r=r, k=k: r[f"{b}_{k}"]))
             return n
 
-        s = Table(title="run summary", title_justify="left")
-        s.add_column("metric")
-        for b in self.backends:
-            s.add_column(b, justify="right")
-        for b in others:
-            s.add_column(f"Δ {b}", justify="right", style="cyan")
+        summary = self._metric_table("run summary")
         for k, label, fmt in SUMMARY_METRICS:
             row = self.summary.loc[k]
-            s.add_row(
-                label,
-                *[_fmt(fmt, row[b]) for b in self.backends],
-                *[_diff(fmt, row[first], row[b]) for b in others],
-            )
-        return [Fitted(t, by_flow), s]
+            summary.add_row(label, *self._values(fmt, lambda b, row=row: row[b]))
+        return [Fitted(wide, by_flow), summary]
 
     def _repr_html_(self) -> str:
         """Jupyter: per-flow metrics, summaries and the comparison figure."""

@@ -94,11 +94,10 @@ fn run<'py>(
             .collect::<Result<Vec<_>, _>>();
         Some(tables.map(|t| (t, results.stats)))
     });
-    if let Some(e) = stopped {
-        return Err(e);
-    }
+    let Some(encoded) = encoded else {
+        return Err(stopped.expect("a run stops only on an error"));
+    };
     let (tables, stats) = encoded
-        .expect("a run that was not stopped has results")
         .map_err(|e| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}")))?;
     let out = PyDict::new(py);
     for (name, bytes) in tables {

@@ -451,7 +451,7 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
         "linux": {
             "kernel": kernel_version(),
             "notes": raw["notes"],
-            "bottleneck": raw.get("bottleneck_program", ""),
+            "bottleneck": raw["bottleneck_program"],
             "trustworthy": check["trustworthy"],
             "warnings": check["warnings"],
             "self_check": check["values"],

@@ -5,6 +5,7 @@ as Arrow IPC stream bytes. Use the public API in ``ccarena`` instead.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 class ScenarioError(ValueError):
     """A scenario field is invalid; ``str(e)`` is ``"<path>: <message>"``."""
@@ -22,17 +23,23 @@ def normalize(input_json: str) -> str:
 
 def run(
     normalized_json: str, progress: Callable[[int], object] | None = None
-) -> tuple[dict[str, bytes], dict[str, int]]:
+) -> tuple[dict[str, bytes], dict[str, int], list[dict[str, Any]]]:
     """Simulate a normalized scenario (the output of ``normalize``).
 
-    Returns ``(tables, stats)``. ``tables`` maps "summary", "flows", "samples",
-    "queue", "transitions" and "links" to an Arrow IPC stream (one record
-    batch; read with ``pyarrow.ipc.open_stream``). ``stats`` has "events",
-    "bottleneck_packets" and "sim_time_ns". Releases the GIL while
+    Returns ``(tables, stats, captures)``. ``tables`` maps "summary", "flows",
+    "samples", "queue", "transitions" and "links" to an Arrow IPC stream (one
+    record batch; read with ``pyarrow.ipc.open_stream``). ``stats`` has
+    "events", "bottleneck_packets" and "sim_time_ns". ``captures`` has one
+    dict per ``[capture]`` point: "name", "frames", "skipped" (frames past
+    ``max_packets``) and "pcapng" (the file's bytes). Releases the GIL while
     simulating; every 2^20 events it checks for signals (Ctrl-C raises
     KeyboardInterrupt, nothing is returned) and calls
     ``progress(sim_time_ns)`` if given (an exception it raises stops the
     run). Raises ``ScenarioError`` if the JSON is not a normalized scenario."""
+
+def pcap_to_pcapng(pcap: bytes, interface: str, application: str) -> bytes:
+    """A classic pcap file of Ethernet frames (tcpdump's) as a pcapng file
+    with one interface named ``interface``. Raises ValueError."""
 
 def bottleneck_cli() -> int:
     """The ``ccarena-bottleneck`` console script: runs the Linux backend's

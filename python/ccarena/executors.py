@@ -53,8 +53,7 @@ def default_jobs() -> int:
 def run_job(job: Job) -> int:
     """Simulate one job and write its run directory (a local worker's task)."""
     try:
-        streams, stats = simulate(job.core_json)
-        store_streams(job.core_json, job.hash, streams, stats, job.target)
+        store_streams(job.core_json, job.hash, simulate(job.core_json), job.target)
     except Exception as e:
         raise RunError(f"{type(e).__name__}: {e}") from None
     except BaseException as e:  # a Rust panic arrives as pyo3's PanicException (a BaseException)
@@ -154,8 +153,7 @@ def run_ray(jobs: Sequence[Job], address: str | None, workers: int | None, on_do
             for ref in ready:
                 job = inflight.pop(ref)
                 try:
-                    streams, stats = ray.get(ref)
-                    store_streams(job.core_json, job.hash, streams, stats, job.target)
+                    store_streams(job.core_json, job.hash, ray.get(ref), job.target)
                 except Exception as e:
                     on_done(job, RunError(f"{type(e).__name__}: {e}"))
                 else:

@@ -200,6 +200,15 @@ class Results:
         png = self.path / "timeseries.png"
         return png if png.is_file() else None
 
+    @property
+    def captures(self) -> dict[str, Path]:
+        """The ``[capture]`` files of a stored run, by point ("sender",
+        "receiver" or a link's name): pcapng for Wireshark, tshark or
+        ``ccarena.capture``."""
+        if self.path is None:
+            return {}
+        return {c["point"]: self.path / c["file"] for c in self.meta.get("captures", [])}
+
     def __repr__(self) -> str:
         where = f" at {self.path}" if self.path else ""
         return f"<Results {self.name!r}{where}: {len(self.flows)} flows, {len(self.samples)} samples>"

@@ -8,55 +8,83 @@ from typing import Any
 
 from .results import Results, tables_from_ipc
 from .scenario import Scenario
-from .store import DEFAULT_ROOT, TABLES, default_run_dir, write_run
+from .store import CAPTURE_DIR, DEFAULT_ROOT, TABLES, default_run_dir, write_run
 
 __all__ = ["BACKEND", "execute", "run_meta", "simulate", "store_streams"]
 
 BACKEND = "sim"
 
 
-def run_meta(scn: Scenario, stats: dict[str, int]) -> dict[str, Any]:
+#: A simulated run's output: table streams, run statistics, captures.
+SimOutput = tuple[dict[str, bytes], dict[str, int], list[dict[str, Any]]]
+
+
+def run_meta(scn: Scenario, stats: dict[str, int], captures: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The content of ``scenario.json``. No wall-clock time, so it is the same
     for the same scenario."""
-    return _meta(scn.normalized, scn.hash, stats)
+    return _meta(scn.normalized, scn.hash, stats, captures or [])
 
 
-def _meta(normalized: dict[str, Any], run_hash: str, stats: dict[str, int]) -> dict[str, Any]:
+def _meta(
+    normalized: dict[str, Any], run_hash: str, stats: dict[str, int], captures: list[dict[str, Any]]
+) -> dict[str, Any]:
     from . import __version__
 
-    return {
+    meta = {
         "backend": BACKEND,
         "ccarena_version": __version__,
         "hash": run_hash,
         "run_stats": dict(stats),
         "scenario": normalized,
     }
+    if captures:
+        meta["captures"] = capture_meta(captures)
+    return meta
 
 
-def simulate(
-    core_json: str, progress: Callable[[int], None] | None = None
-) -> tuple[dict[str, bytes], dict[str, int]]:
+def capture_meta(captures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What ``scenario.json`` says of each capture file: its point, path in
+    the run directory, frames written and frames past ``max_packets``."""
+    return [
+        {
+            "point": c["name"],
+            "file": f"{CAPTURE_DIR}/{c['name']}.pcapng",
+            "frames": int(c["frames"]),
+            "skipped": int(c["skipped"]),
+        }
+        for c in captures
+    ]
+
+
+def capture_files(captures: list[dict[str, Any]]) -> dict[str, bytes]:
+    """Point name: pcapng bytes, for ``write_run``."""
+    return {c["name"]: c["pcapng"] for c in captures}
+
+
+def simulate(core_json: str, progress: Callable[[int], None] | None = None) -> SimOutput:
     """Run a normalized scenario (JSON) on the simulator: the Arrow IPC
-    streams of its tables and the run statistics. Pure: no files.
-    ``progress(sim_time_ns)`` is called about ten times a second of wall
-    time; Ctrl-C stops the run within about as long (KeyboardInterrupt)."""
+    streams of its tables, the run statistics and the ``[capture]`` files
+    (``_core.run``). Pure: no files. ``progress(sim_time_ns)`` is called
+    about ten times a second of wall time; Ctrl-C stops the run within
+    about as long (KeyboardInterrupt)."""
     from . import _core
 
-    streams, stats = _core.run(core_json, progress)
+    streams, stats, captures = _core.run(core_json, progress)
     missing = [t for t in TABLES if t not in streams]
     if missing:
         raise RuntimeError(f"the simulator returned no table(s) {', '.join(missing)}")
-    return {t: streams[t] for t in TABLES}, dict(stats)
+    return {t: streams[t] for t in TABLES}, dict(stats), list(captures)
 
 
-def store_streams(
-    core_json: str, run_hash: str, streams: dict[str, bytes], stats: dict[str, int], target: str | Path
-) -> Path:
-    """Write the run directory of a simulated scenario (see ``simulate``)."""
+def store_streams(core_json: str, run_hash: str, output: SimOutput, target: str | Path) -> Path:
+    """Write the run directory of a simulated scenario (``output`` as
+    ``simulate`` returns it)."""
     import json
 
+    streams, stats, captures = output
     tables = tables_from_ipc(streams)
-    return write_run(Path(target), _meta(json.loads(core_json), run_hash, stats), tables)
+    meta = _meta(json.loads(core_json), run_hash, stats, captures)
+    return write_run(Path(target), meta, tables, captures=capture_files(captures))
 
 
 def execute(
@@ -79,16 +107,16 @@ def execute(
 
     check(scn, force=yes)
 
-    streams, stats = simulate(scn.core_json, progress)
+    streams, stats, captures = simulate(scn.core_json, progress)
     arrow = tables_from_ipc(streams)
     tables = {t: arrow[t] for t in TABLES}
-    meta = run_meta(scn, stats)
+    meta = run_meta(scn, stats, captures)
     results = Results.from_arrow(tables, meta)
     target = Path(out) if out is not None else default_run_dir(scn.name, scn.short_hash, root)
 
     def draw(tmp: Path) -> None:
         plot_run(results, tmp / FIGURE_NAME)
 
-    write_run(target, meta, tables, draw if figure else None)
+    write_run(target, meta, tables, draw if figure else None, capture_files(captures))
     results.path = target
     return results

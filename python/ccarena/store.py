@@ -2,7 +2,8 @@
 
 A run directory holds ``scenario.json`` (the normalized scenario, the ccarena
 version, the backend and the simulator's run statistics) and one Parquet file
-per table (summary, flows, samples, queue, transitions, links), plus any figures.
+per table (summary, flows, samples, queue, transitions, links), plus any figures
+and, for a scenario with ``[capture]``, ``capture/<point>.pcapng``.
 
 Writes are atomic at the directory level: everything is written into a
 temporary sibling directory, which is renamed to the run directory only when
@@ -31,6 +32,7 @@ import pyarrow.parquet as pq
 from .errors import StoreError
 
 __all__ = [
+    "CAPTURE_DIR",
     "REQUIRED_TABLES",
     "SCENARIO_FILE",
     "TABLES",
@@ -47,6 +49,8 @@ TABLES = ("summary", "flows", "samples", "queue", "transitions", "links")
 #: lack ``links`` (``Results`` derives it from their summary).
 REQUIRED_TABLES = tuple(t for t in TABLES if t != "links")
 SCENARIO_FILE = "scenario.json"
+#: Packet captures of a run with ``[capture]``: ``capture/<point>.pcapng``.
+CAPTURE_DIR = "capture"
 DEFAULT_ROOT = Path("results")
 
 
@@ -76,7 +80,9 @@ def _exchange(a: Path, b: Path) -> bool:
 #: What ccarena itself writes into a run directory (plus ``report/`` from
 #: ``ccarena report`` and figures, ``*.png``/``*.svg``); a directory holding
 #: anything else is the user's.
-_RUN_ENTRIES = frozenset({SCENARIO_FILE, "timeseries.png", "report", *(f"{t}.parquet" for t in TABLES)})
+_RUN_ENTRIES = frozenset(
+    {SCENARIO_FILE, "timeseries.png", "report", CAPTURE_DIR, *(f"{t}.parquet" for t in TABLES)}
+)
 
 
 def _is_replaceable(target: Path) -> bool:
@@ -89,6 +95,13 @@ def _is_replaceable(target: Path) -> bool:
     if not names:
         return True
     ours = all(n in _RUN_ENTRIES or n.endswith((".png", ".svg")) for n in names)
+    captures = target / CAPTURE_DIR
+    if CAPTURE_DIR in names and (
+        captures.is_symlink()
+        or not captures.is_dir()
+        or not all(p.name.endswith(".pcapng") and p.is_file() for p in captures.iterdir())
+    ):
+        return False
     return ours and is_complete(target)
 
 
@@ -131,11 +144,13 @@ def write_run(
     meta: Mapping[str, Any],
     tables: Mapping[str, pa.Table],
     extra: Callable[[Path], None] | None = None,
+    captures: Mapping[str, bytes] | None = None,
 ) -> Path:
     """Write one run directory at ``target`` and return its path.
 
     ``meta`` becomes ``scenario.json``; each of ``tables`` becomes
-    ``<name>.parquet``; ``extra(tmpdir)`` may add files (figures) before the
+    ``<name>.parquet``; each of ``captures`` (point name: pcapng bytes)
+    ``capture/<name>.pcapng``; ``extra(tmpdir)`` may add files (figures) before the
     directory is published. On any failure nothing is left behind: neither
     the run directory (an earlier one at ``target`` stays as it was), nor the
     temporary directory, nor parent directories this call created.
@@ -159,6 +174,10 @@ def write_run(
         (tmp / SCENARIO_FILE).write_bytes(_json_bytes(dict(meta)))
         for name, table in tables.items():
             write_table(table, tmp / f"{name}.parquet")
+        if captures:
+            (tmp / CAPTURE_DIR).mkdir()
+            for name, data in captures.items():
+                (tmp / CAPTURE_DIR / f"{name}.pcapng").write_bytes(data)
         if extra is not None:
             extra(tmp)
         _publish(tmp, target)

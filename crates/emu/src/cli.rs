@@ -17,7 +17,7 @@ usage: ccarena-bottleneck --scenario FILE --if-senders IF --if-receivers IF
 Forwards frames between IF-senders and IF-receivers (AF_PACKET, bypassing
 the kernel qdisc) through the normalized scenario's per-flow delays,
 shaper and queue discipline. Flow i is the TCP connection to receiver port
-PORT_BASE + i (default 6000). Time zero is CLOCK_MONOTONIC = T0_NS. Writes
+PORT_BASE + i (default 35000). Time zero is CLOCK_MONOTONIC = T0_NS. Writes
 DIR/ready once listening, DIR/queue.csv and DIR/flow_queue.csv every sample
 interval, and DIR/stats.json (self-checks) when it stops: on SIGINT or
 SIGTERM, or STOP_AFTER_S seconds after time zero (default: the scenario's
@@ -33,7 +33,7 @@ due), for measuring host timing.";
 fn parse_args(args: &[String]) -> Result<Config, String> {
     let mut scenario: Option<PathBuf> = None;
     let (mut if_s, mut if_r, mut t0, mut out) = (None, None, None, None);
-    let mut port_base: u16 = 6000;
+    let mut port_base: u16 = ccarena_sim::capture::PORT_BASE;
     let mut stop_after: Option<f64> = None;
     let mut spin_us: f64 = 0.0;
     let mut batch_us: Option<f64> = None;

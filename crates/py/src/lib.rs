@@ -14,7 +14,7 @@ use ccarena_sim::scenario::{self, Scenario};
 use ccarena_sim::world;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 pyo3::create_exception!(
     _core,
@@ -54,10 +54,11 @@ const PROGRESS_EVENTS: u64 = 1 << 20;
 
 /// Simulate a normalized scenario (the output of `normalize`).
 ///
-/// Returns `(tables, stats)`: `tables` maps each table name ("summary",
+/// Returns `(tables, stats, captures)`: `tables` maps each table name ("summary",
 /// "flows", "samples", "queue", "transitions", "links") to the bytes of an
 /// Arrow IPC stream holding one record batch; `stats` is {"events",
-/// "bottleneck_packets", "sim_time_ns"}. The GIL is released while the
+/// "bottleneck_packets", "sim_time_ns"}; `captures` lists the `[capture]`
+/// files, each {"name", "frames", "skipped", "pcapng"}. The GIL is released while the
 /// simulation runs; every 2^20 events it is taken back to check for
 /// signals (Ctrl-C stops the run with KeyboardInterrupt, nothing produced)
 /// and to call `progress(sim_time_ns)` if given (an exception it raises
@@ -68,7 +69,7 @@ fn run<'py>(
     py: Python<'py>,
     normalized_json: &str,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyList>)> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
     let mut stopped: Option<PyErr> = None;
     let encoded = py.detach(|| {
@@ -92,12 +93,12 @@ fn run<'py>(
             .iter()
             .map(|t| arrow::to_ipc_stream(t).map(|b| (t.name.clone(), b)))
             .collect::<Result<Vec<_>, _>>();
-        Some(tables.map(|t| (t, results.stats)))
+        Some(tables.map(|t| (t, results.stats, results.captures)))
     });
     let Some(encoded) = encoded else {
         return Err(stopped.expect("a run stops only on an error"));
     };
-    let (tables, stats) = encoded
+    let (tables, stats, captures) = encoded
         .map_err(|e| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}")))?;
     let out = PyDict::new(py);
     for (name, bytes) in tables {
@@ -107,7 +108,31 @@ fn run<'py>(
     st.set_item("events", stats.events)?;
     st.set_item("bottleneck_packets", stats.bottleneck_packets)?;
     st.set_item("sim_time_ns", stats.sim_time_ns)?;
-    Ok((out, st))
+    let caps = PyList::empty(py);
+    for c in captures {
+        let d = PyDict::new(py);
+        d.set_item("name", c.name)?;
+        d.set_item("frames", c.frames)?;
+        d.set_item("skipped", c.skipped)?;
+        d.set_item("pcapng", PyBytes::new(py, &c.bytes))?;
+        caps.append(d)?;
+    }
+    Ok((out, st, caps))
+}
+
+/// A classic pcap file (tcpdump's, either byte order, micro- or
+/// nanosecond timestamps) of Ethernet frames as a pcapng file with one
+/// interface named `interface`.
+#[pyfunction]
+fn pcap_to_pcapng<'py>(
+    py: Python<'py>,
+    pcap: &[u8],
+    interface: &str,
+    application: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    ccarena_sim::capture::pcapng::pcap_to_pcapng(pcap, application, interface)
+        .map(|b| PyBytes::new(py, &b))
+        .map_err(PyValueError::new_err)
 }
 
 /// Bits the links of a normalized scenario can carry in `[from_ns,
@@ -236,6 +261,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_to_pcapng, m)?)?;
     m.add_function(wrap_pyfunction!(bottleneck_cli, m)?)?;
     m.add_function(wrap_pyfunction!(capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(run_capacity_bits, m)?)?;

@@ -4,6 +4,7 @@
 //! columnar results.
 
 pub mod app;
+pub mod capture;
 pub mod cc;
 pub mod filter;
 pub mod metrics;

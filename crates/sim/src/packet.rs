@@ -83,10 +83,12 @@ pub struct Packet {
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
     /// Set by the queue that holds the packet, to measure its sojourn time.
     pub enqueued: Time,
-    /// Opaque to the simulator (always 0 there). The user-space bottleneck of
-    /// the Linux backend keeps here the slot of the real frame this
-    /// descriptor stands for, so a packet a qdisc drops or sends out of
-    /// order is matched with its frame.
+    /// Opaque to the network and the hosts: the slot, in a side store, of
+    /// what this descriptor stands for. The user-space bottleneck of the
+    /// Linux backend keeps here the slot of the real frame, so a packet a
+    /// qdisc drops or sends out of order is matched with its frame; a
+    /// simulated capture (`capture`), the slot of the header fields fixed
+    /// when the packet was sent; 0 otherwise.
     pub tag: u32,
 }
 

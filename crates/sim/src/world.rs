@@ -10,6 +10,7 @@
 //! (see net::bottleneck), so all propagation delay sits in the two paths.
 
 use crate::app::{App, Chunks};
+use crate::capture::{Capture, CaptureFile};
 use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::schema::{
@@ -64,6 +65,8 @@ pub struct RunStats {
 pub struct Results {
     pub tables: Vec<Table>,
     pub stats: RunStats,
+    /// The `[capture]` files, one per point (none without `[capture]`).
+    pub captures: Vec<CaptureFile>,
 }
 
 impl Results {
@@ -107,6 +110,8 @@ pub struct World<'a> {
     out: Vec<Packet>,
     end: Time,
     samples: SampleCols,
+    /// `[capture]`'s taps, if any.
+    capture: Option<Capture>,
     /// Each sample row's algorithm state columns (beside `samples`).
     cc_state: DynColumns,
     queue: QueueCols,
@@ -212,6 +217,15 @@ impl<'a> World<'a> {
             }
         }
         q.push(Time(sc.sample_interval.0), Ev::Sample);
+        let capture = sc.capture.as_ref().map(|spec| {
+            let links: Vec<&str> = sc.queue_links().iter().map(|l| l.name).collect();
+            let fl: Vec<(u32, bool)> = sc.flows.iter().map(|f| (f.mss, f.ecn)).collect();
+            let comment = format!(
+                "scenario {:?}, seed {}, model {}: simulated time from the run's start",
+                sc.name, sc.seed, sc.model
+            );
+            Capture::new(spec, &links, &fl, &comment)
+        });
         World {
             sc,
             q,
@@ -221,6 +235,7 @@ impl<'a> World<'a> {
             out: Vec::with_capacity(64),
             end: Time(sc.duration.0),
             samples: SampleCols::default(),
+            capture,
             cc_state: DynColumns::default(),
             queue: QueueCols::default(),
         }
@@ -262,9 +277,11 @@ impl<'a> World<'a> {
             bottleneck_packets: self.net.links.iter().map(|l| l.queue.departures).sum(),
             sim_time_ns: self.end.0,
         };
+        let captures = self.capture.take().map_or_else(Vec::new, Capture::finish);
         Some(Results {
             tables: self.finish(),
             stats,
+            captures,
         })
     }
 
@@ -318,6 +335,9 @@ impl<'a> World<'a> {
                 loop {
                     let f = &mut self.flows[i as usize];
                     let Some(p) = f.rev.pop_due(now) else { break };
+                    if let Some(c) = &mut self.capture {
+                        c.sender_receives(now, &p, &f.app);
+                    }
                     f.sender.on_packet(now, &p, &mut out);
                 }
                 if let Some(t) = self.flows[i as usize].rev.head_time() {
@@ -412,6 +432,9 @@ impl<'a> World<'a> {
         for mut p in out.drain(..) {
             p.src_host = src_host;
             p.dst_host = i as u16;
+            if let Some(c) = &mut self.capture {
+                c.sender_sends(now, &mut p, &f.app);
+            }
             if f.fwd.push(now, p) {
                 let t = f.fwd.head_time().expect("just pushed");
                 self.q.push(t, Ev::Fwd(i));
@@ -419,7 +442,11 @@ impl<'a> World<'a> {
         }
     }
 
-    fn send_reverse(&mut self, now: Time, i: u32, p: Packet) {
+    fn send_reverse(&mut self, now: Time, i: u32, mut p: Packet) {
+        if let Some(c) = &mut self.capture {
+            let f = &self.flows[i as usize];
+            c.receiver_sends(now, &mut p, f.receiver.advertised_window(), &f.app);
+        }
         // Two-way traffic: ACKs that cross links queue there first.
         if let Some(&l) = self.net.reverse_route(i).first() {
             self.net.links[l as usize].queue.enqueue(now, p);
@@ -480,6 +507,11 @@ impl<'a> World<'a> {
         let mut out = std::mem::take(&mut self.out);
         let link = &mut self.net.links[l as usize];
         let wake = link.queue.service(now, &mut out);
+        if let Some(c) = self.capture.as_mut().filter(|c| c.at_links()) {
+            for p in &out {
+                c.link_sends(now, l, p, &self.flows[p.flow as usize].app);
+            }
+        }
         for p in out.drain(..) {
             match self.net.links[l as usize].propagate(now, p) {
                 Propagated::Through(p) => self.hop(now, l, p),
@@ -511,6 +543,9 @@ impl<'a> World<'a> {
     fn deliver(&mut self, now: Time, p: Packet) {
         let i = p.flow;
         let f = &mut self.flows[i as usize];
+        if let Some(c) = &mut self.capture {
+            c.receiver_receives(now, &p, &f.app);
+        }
         match p.kind {
             Kind::Syn => {
                 f.receiver.on_syn(now);

@@ -12,7 +12,9 @@
 //! - per-flow conservation: data segments sent = received + dropped + in
 //!   the network (networks of links, trace-driven links and policers among
 //!   the scenarios);
-//! - determinism: the same scenario and seed give the same bits;
+//! - determinism: the same scenario and seed give the same bits, with or
+//!   without a capture at every point, whose files hold every data
+//!   segment sent and received;
 //! - every table holds the columns `metrics::schema` defines, in order.
 //!
 //! `CCARENA_INVARIANT_CASES` sets the number of scenarios (default 150;
@@ -20,6 +22,8 @@
 //! generator's seed (default 2026); `make test` runs the default.
 
 mod common;
+use ccarena_sim::capture::pcapng::read_pcapng;
+use ccarena_sim::capture::{CaptureSpec, Direction, Point, PORT_BASE};
 use ccarena_sim::cc::CcConfig;
 use ccarena_sim::metrics::schema::TABLES;
 use ccarena_sim::qdisc::Limit;
@@ -302,7 +306,41 @@ fn check(j: &Value) {
         }
     }
 
-    assert_identical(&r, &run(&sc), &ctx("determinism: "));
+    // Determinism, and a capture changes nothing: the second run captures
+    // at the senders, the receivers and every link, and its files hold
+    // every data segment the flows table says was sent and received.
+    let mut captured = sc.clone();
+    let mut at = vec![Point::Sender, Point::Receiver];
+    at.extend(sc.queue_links().iter().map(|l| Point::Link(l.name.to_string())));
+    captured.capture = Some(CaptureSpec {
+        at,
+        flows: vec![],
+        packets: Direction::Data,
+        snaplen: 96,
+        max_packets: u64::MAX,
+    });
+    let r2 = run(&captured);
+    assert_identical(&r, &r2, &ctx("determinism, and with [capture]: "));
+    let per_flow = |bytes: &[u8]| {
+        let mut n = vec![0i64; sc.flows.len()];
+        for (_, _, fr, _) in read_pcapng(bytes).unwrap() {
+            let ip_total = u16::from_be_bytes([fr[16], fr[17]]) as usize;
+            let payload = ip_total - 20 - usize::from(fr[34 + 12] >> 4) * 4;
+            let port = u16::from_be_bytes([fr[36], fr[37]]);
+            if payload > 0 {
+                n[usize::from(port - PORT_BASE)] += 1;
+            }
+        }
+        // Rows only for flows that started (a successive flow may not).
+        f.i64s("flow").iter().map(|&i| n[i as usize]).collect::<Vec<_>>()
+    };
+    assert_eq!(per_flow(&r2.captures[0].bytes), f.i64s("segs_sent"), "{}", ctx("sender capture vs segs_sent"));
+    assert_eq!(
+        per_flow(&r2.captures[1].bytes),
+        f.i64s("segs_received"),
+        "{}",
+        ctx("receiver capture vs segs_received")
+    );
 }
 
 #[test]

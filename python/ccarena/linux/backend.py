@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 BACKEND = "linux"
-PORT_BASE = 6000
+PORT_BASE = 35000
 # Test-only: when set to 1, the backend behaves as if it were not root
 # (tests/test_linux.py uses it where it cannot drop privileges).
 FAKE_NONROOT_ENV = "CCARENA_TEST_FAKE_NONROOT"

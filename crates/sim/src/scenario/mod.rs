@@ -14,7 +14,8 @@ use crate::net::trace::{TraceSpec, OPPORTUNITY_FRAME};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
 use crate::units::{self, Bytes, Dur, Rate, SizeSpec, Time};
-use raw::{RawBottleneck, RawFlow, RawLink, RawPath, RawScenario, UnitStr};
+use crate::capture::{self, CaptureSpec, Direction, Point};
+use raw::{RawBottleneck, RawCapture, RawFlow, RawLink, RawPath, RawScenario, UnitStr};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -346,6 +347,9 @@ pub struct Scenario {
     /// it, the Linux backend has real hosts.
     #[serde(default)]
     pub hosts: HostsSpec,
+    /// Packet captures (`[capture]`, `capture`); they never change results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureSpec>,
 }
 
 /// `[hosts]`; a field a normalized scenario lacks takes its default.
@@ -676,6 +680,15 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
         )?,
     };
 
+    let link_names: Vec<&str> = match &bottleneck {
+        Some(_) => vec!["bottleneck"],
+        None => links.iter().map(|l| l.name.as_str()).collect(),
+    };
+    let capture = match raw.capture {
+        None => None,
+        Some(rc) => Some(normalize_capture(rc, &link_names, flows.len())?),
+    };
+
     Ok(Scenario {
         model: MODEL_VERSION,
         name,
@@ -693,6 +706,97 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
             push_acks,
             window_acks,
         },
+        capture,
+    })
+}
+
+/// `[capture]`: points known and each given once, flows that exist, the
+/// snap length and frame count within bounds.
+fn normalize_capture(
+    rc: RawCapture,
+    links: &[&str],
+    nflows: usize,
+) -> Result<CaptureSpec, ScenarioError> {
+    let names = rc.at.map_or_else(|| vec!["sender".to_string()], |a| a.into_vec());
+    if names.is_empty() {
+        return err("capture.at", "an empty list: name at least one point (\"sender\", \"receiver\" or a link)");
+    }
+    let mut at = Vec::with_capacity(names.len());
+    for n in names {
+        let point = match n.as_str() {
+            "sender" | "receiver" if links.contains(&n.as_str()) => {
+                return err(
+                    "capture.at",
+                    format!("{n:?} names both the {n}s' interface and a link: rename the link"),
+                )
+            }
+            "sender" => Point::Sender,
+            "receiver" => Point::Receiver,
+            l if links.contains(&l) => Point::Link(n.clone()),
+            _ => {
+                return err(
+                    "capture.at",
+                    format!(
+                        "unknown point {n:?}: expected \"sender\", \"receiver\" or a link ({})",
+                        links.join(", ")
+                    ),
+                )
+            }
+        };
+        if at.contains(&point) {
+            return err("capture.at", format!("{n:?} is given twice"));
+        }
+        at.push(point);
+    }
+    let flows = rc.flows.unwrap_or_default();
+    for (k, &i) in flows.iter().enumerate() {
+        if i as usize >= nflows {
+            return err(
+                "capture.flows",
+                format!("flow {i} does not exist: the scenario has flows 0..{}", nflows.saturating_sub(1)),
+            );
+        }
+        if flows[..k].contains(&i) {
+            return err("capture.flows", format!("flow {i} is given twice"));
+        }
+    }
+    let packets = match rc.packets {
+        None => Direction::default(),
+        Some(s) => Direction::parse(&s).map_or_else(
+            || {
+                err(
+                    "capture.packets",
+                    format!("unknown value {s:?}: expected one of {}", Direction::NAMES.join(", ")),
+                )
+            },
+            Ok,
+        )?,
+    };
+    let snaplen = rc.snaplen.unwrap_or(capture::DEFAULT_SNAPLEN);
+    if !(capture::MIN_SNAPLEN..=capture::MAX_SNAPLEN).contains(&snaplen) {
+        return err(
+            "capture.snaplen",
+            format!(
+                "{snaplen}: bytes kept per frame, {}..{} (every header fits in {})",
+                capture::MIN_SNAPLEN,
+                capture::MAX_SNAPLEN,
+                capture::MIN_SNAPLEN
+            ),
+        );
+    }
+    let max_packets = rc.max_packets.unwrap_or(capture::DEFAULT_MAX_PACKETS);
+    if !(1..=capture::MAX_MAX_PACKETS).contains(&max_packets) {
+        return err(
+            "capture.max_packets",
+            format!("{max_packets}: frames per file, 1..{}", capture::MAX_MAX_PACKETS),
+        );
+    }
+    Ok(CaptureSpec {
+        at,
+        flows,
+        packets,
+        snaplen,
+        max_packets,
     })
 }
 
@@ -1541,6 +1645,43 @@ mod tests {
 
     fn error_of(j: serde_json::Value) -> ScenarioError {
         norm(j).expect_err("should fail")
+    }
+
+    #[test]
+    fn capture_points_flows_and_sizes_are_checked() {
+        let with = |c: serde_json::Value| {
+            let mut j = base();
+            j["capture"] = c;
+            j
+        };
+        // Defaults: the senders' interface, every flow, both directions.
+        let sc = norm(with(serde_json::json!({}))).unwrap();
+        let c = sc.capture.as_ref().unwrap();
+        assert_eq!(c.at, vec![Point::Sender]);
+        assert!(c.flows.is_empty());
+        assert_eq!((c.packets, c.snaplen), (Direction::All, capture::DEFAULT_SNAPLEN));
+        let sc = norm(with(serde_json::json!({"at": ["bottleneck", "receiver"], "flows": [2]}))).unwrap();
+        assert_eq!(
+            sc.capture.unwrap().at,
+            vec![Point::Link("bottleneck".into()), Point::Receiver]
+        );
+        // Without [capture] the normalized scenario (and its hash) is as before.
+        assert!(!norm(base()).unwrap().to_json().contains("capture"));
+        for (c, path, says) in [
+            (serde_json::json!({"at": "router"}), "capture.at", "unknown point \"router\""),
+            (serde_json::json!({"at": []}), "capture.at", "empty"),
+            (serde_json::json!({"at": ["sender", "sender"]}), "capture.at", "twice"),
+            (serde_json::json!({"flows": [3]}), "capture.flows", "flows 0..2"),
+            (serde_json::json!({"flows": [1, 1]}), "capture.flows", "twice"),
+            (serde_json::json!({"packets": "syn"}), "capture.packets", "all, data, acks"),
+            (serde_json::json!({"snaplen": 40}), "capture.snaplen", "96..262144"),
+            (serde_json::json!({"max_packets": 0}), "capture.max_packets", "1..100000000"),
+            (serde_json::json!({"file": "x"}), "capture.file", "unknown field"),
+        ] {
+            let e = error_of(with(c.clone()));
+            assert_eq!(e.path, path, "{c}: {e}");
+            assert!(e.message.contains(says), "{c}: {e}");
+        }
     }
 
     #[test]

@@ -46,6 +46,35 @@ pub struct RawScenario {
     pub flows: Option<Vec<RawFlow>>,
     pub sample: Option<RawSample>,
     pub hosts: Option<RawHosts>,
+    pub capture: Option<RawCapture>,
+}
+
+/// `[capture]`: packet captures of the run (`capture`).
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapture {
+    pub at: Option<OneOrMany>,
+    pub flows: Option<Vec<u32>>,
+    pub packets: Option<String>,
+    pub snaplen: Option<u32>,
+    pub max_packets: Option<u64>,
+}
+
+/// A string, or a list of them.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
 }
 
 /// `[hosts]`: how the end hosts time their answers.

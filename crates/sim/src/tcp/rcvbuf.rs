@@ -80,6 +80,10 @@ impl RcvWindow {
         self.rcv_ssthresh
     }
 
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
     pub fn clamp(&self) -> u64 {
         self.clamp
     }

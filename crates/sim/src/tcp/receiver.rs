@@ -166,6 +166,16 @@ impl Receiver {
         self.rcv_nxt
     }
 
+    /// The window an ACK sent now advertises, bytes (`__tcp_select_window`:
+    /// `rcv_ssthresh`, at most the buffer's room left by out-of-order data).
+    /// Only captures read it: the senders' window is `rwnd` (SenderConfig).
+    pub fn advertised_window(&self) -> u64 {
+        let held: u64 = self.ooo.iter().map(|&(s, e)| u64::from(e - s)).sum();
+        self.window
+            .rcv_ssthresh()
+            .min(self.window.clamp().saturating_sub(held * self.window.mss()))
+    }
+
     /// A data segment arrived; returns the ACKs to send now (at most two:
     /// an accurate-ECN echo may first ACK the data before a CE flip).
     pub fn on_data(&mut self, now: Time, pkt: &Packet) -> [Option<Packet>; 2] {

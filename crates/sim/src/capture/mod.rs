@@ -1,0 +1,481 @@
+//! Packet captures of a simulated run (`[capture]`): pcapng files with the
+//! frames a tcpdump would have seen at a point of the network, with real
+//! Ethernet/IPv4/TCP headers in simulated time.
+//!
+//! Points: `sender` (the senders' interface: data and SYNs as the sender
+//! hands them to its link, ACKs as they arrive, where tcpdump on a Linux
+//! sender taps them), `receiver` (the same at the receivers) and any
+//! queueing link (the packets its queue sends, after the shaper and the
+//! queue discipline, before the link's delay).
+//!
+//! The simulator's packets count segments and carry no TCP header; the
+//! headers are made here, per flow:
+//! - addresses as the Linux backend's: senders 10.201.0.1, receivers
+//!   10.201.0.2, receiver port 35000 + i (`PORT_BASE`; past the last port,
+//!   10.201.k.2 for the k-th 30,536 flows), sender port 49000 + i mod 8000;
+//!   the MACs of its two veths. Wireshark registers no dissector on
+//!   35000-44320 and 48899-56999, so the zeros of the payload are shown as
+//!   TCP payload, not read as some protocol;
+//! - byte sequence numbers from a per-flow initial sequence number, the
+//!   application's segment boundaries (`App::bytes_in`: a write's last
+//!   segment is short) and SACK blocks in bytes;
+//! - RFC 7323 timestamps in milliseconds of simulated time: TSval is the
+//!   sending host's clock, TSecr its `ts_recent`, which a receiver takes
+//!   from the segment at the left edge of what it ACKs next (`rcv_wup`, as
+//!   `tcp_store_ts_recent` does) and a sender from the newest ACK;
+//! - the receive window a receiver advertises when it sends the ACK
+//!   (`Receiver::advertised_window`), scaled by 7 (`tcp_select_initial_window`
+//!   with the default `tcp_rmem`); a sender advertises 64 KB;
+//! - ECN: the IP header's two bits, ECE and CWR (a SYN asks for ECN with
+//!   ECE and CWR when the flow uses it).
+//!
+//! A capture never changes the simulation: the fields it needs at a later
+//! point ride in a side table, found through the packet's `tag` (which the
+//! simulator does not otherwise use).
+
+pub mod frame;
+pub mod pcapng;
+
+use crate::app::App;
+use crate::packet::{flags, Ecn, Kind, Packet};
+use crate::units::Time;
+use frame::{options, tcp_flags, Endpoint, Segment};
+use serde::{Deserialize, Serialize};
+
+/// Where a capture taps the network.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Point {
+    Sender,
+    Receiver,
+    /// A queueing link, by name (the dumbbell's is "bottleneck").
+    Link(String),
+}
+
+impl Point {
+    /// The name of its file (`<name>.pcapng`) and interface.
+    pub fn name(&self) -> &str {
+        match self {
+            Point::Sender => "sender",
+            Point::Receiver => "receiver",
+            Point::Link(n) => n,
+        }
+    }
+}
+
+/// Which direction's packets are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Both.
+    #[default]
+    All,
+    /// Sender to receiver: data segments and SYNs.
+    Data,
+    /// Receiver to sender: ACKs and SYN-ACKs.
+    Acks,
+}
+
+impl Direction {
+    pub const NAMES: [&'static str; 3] = ["all", "data", "acks"];
+
+    pub fn parse(s: &str) -> Option<Direction> {
+        match s {
+            "all" => Some(Direction::All),
+            "data" => Some(Direction::Data),
+            "acks" => Some(Direction::Acks),
+            _ => None,
+        }
+    }
+
+    fn keeps(self, p: &Packet) -> bool {
+        let forward = matches!(p.kind, Kind::Data | Kind::Syn);
+        match self {
+            Direction::All => true,
+            Direction::Data => forward,
+            Direction::Acks => !forward,
+        }
+    }
+}
+
+pub const DEFAULT_SNAPLEN: u32 = 128;
+pub const MIN_SNAPLEN: u32 = 96;
+pub const MAX_SNAPLEN: u32 = 262_144;
+pub const DEFAULT_MAX_PACKETS: u64 = 2_000_000;
+pub const MAX_MAX_PACKETS: u64 = 100_000_000;
+
+/// `[capture]` as a normalized scenario holds it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaptureSpec {
+    /// One file per point.
+    pub at: Vec<Point>,
+    /// The flows captured; empty: all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<u32>,
+    pub packets: Direction,
+    /// Bytes kept of each frame (its headers take at most 94).
+    pub snaplen: u32,
+    /// Frames per file; later ones are not written (tcpdump's `-c`).
+    pub max_packets: u64,
+}
+
+/// One finished capture file.
+#[derive(Clone, Debug)]
+pub struct CaptureFile {
+    /// The point's name: the file is `<name>.pcapng`.
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub frames: u64,
+    /// Frames not written once `max_packets` was reached.
+    pub skipped: u64,
+}
+
+/// Flow i's receiver listens on port `PORT_BASE + i`, as on the Linux
+/// backend (`linux/backend.py`, `ccarena-bottleneck --port-base`).
+pub const PORT_BASE: u16 = 35_000;
+const PORTS: u32 = 65_536 - PORT_BASE as u32;
+
+/// The window scale both ends use (`tcp_select_initial_window` with
+/// `tcp_rmem[2]` = 6 MB: shift until the space fits 16 bits).
+const WSCALE: u8 = 7;
+/// What a sender, which receives no data, advertises: 64 KB in whole
+/// segments (`tcp_select_initial_window`).
+fn sender_window(mss: u32) -> u32 {
+    (65_535 / mss.max(1)) * mss.max(1)
+}
+
+/// The fields of a packet that a later point needs, fixed when it was sent.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sent {
+    tsval: u32,
+    tsecr: u32,
+    /// Advertised window, bytes.
+    window: u32,
+    ip_id: u16,
+}
+
+#[derive(Clone, Debug)]
+struct FlowState {
+    captured: bool,
+    snd: Endpoint,
+    rcv: Endpoint,
+    /// Initial sequence numbers: the sender's and the receiver's.
+    iss: u32,
+    irs: u32,
+    mss: u32,
+    ecn: bool,
+    /// IPv4 identification of the last packet each end sent (Linux counts
+    /// per socket for DF packets).
+    ip_id: [u16; 2],
+    /// The sender's and the receiver's `ts_recent`.
+    snd_ts_recent: u32,
+    rcv_ts_recent: u32,
+    /// The cumulative ACK (segments) of the receiver's last ACK (`rcv_wup`).
+    rcv_wup: u32,
+    /// The right edge of the receiver's last offered window, payload bytes.
+    rcv_right_edge: u64,
+}
+
+struct Tap {
+    point: Point,
+    /// Link index for a link point.
+    link: Option<u32>,
+    writer: pcapng::Writer,
+    skipped: u64,
+}
+
+/// A run's captures, fed by the world at each point.
+pub struct Capture {
+    spec: CaptureSpec,
+    taps: Vec<Tap>,
+    flows: Vec<FlowState>,
+    /// Side table: `sent[tag - 1]` for a packet of a captured flow.
+    sent: Vec<Sent>,
+    buf: Vec<u8>,
+    opts: Vec<u8>,
+    sack: Vec<(u32, u32)>,
+}
+
+/// Millisecond clock of the hosts for timestamps (never 0: a TSval of 0 is
+/// legal but reads as "no timestamp" to some tools).
+fn ts_ms(now: Time) -> u32 {
+    (now.0 / 1_000_000) as u32 + 1
+}
+
+impl Capture {
+    /// `links`: the scenario's queueing links' names, by index; `flows`:
+    /// each flow's segment size and whether it asks for ECN.
+    pub fn new(
+        spec: &CaptureSpec,
+        links: &[&str],
+        flows: &[(u32, bool)],
+        comment: &str,
+    ) -> Capture {
+        let taps = spec
+            .at
+            .iter()
+            .map(|p| {
+                let mut writer = pcapng::Writer::new(
+                    concat!("ccarena ", env!("CARGO_PKG_VERSION"), " (simulator)"),
+                    comment,
+                    spec.snaplen,
+                );
+                writer.add_interface(p.name());
+                Tap {
+                    point: p.clone(),
+                    link: match p {
+                        Point::Link(n) => links.iter().position(|l| l == n).map(|k| k as u32),
+                        _ => None,
+                    },
+                    writer,
+                    skipped: 0,
+                }
+            })
+            .collect();
+        let states = flows
+            .iter()
+            .enumerate()
+            .map(|(i, &(mss, ecn))| {
+                let i32 = i as u32;
+                FlowState {
+                    captured: spec.flows.is_empty() || spec.flows.contains(&i32),
+                    snd: Endpoint {
+                        mac: [0x02, 0xcc, 0xa0, 0, 0, 1],
+                        ip: [10, 201, 0, 1],
+                        port: 49_000 + (i32 % 8000) as u16,
+                    },
+                    rcv: Endpoint {
+                        mac: [0x02, 0xcc, 0xa0, 0, 0, 2],
+                        ip: [10, 201, (i32 / PORTS) as u8, 2],
+                        port: PORT_BASE + (i32 % PORTS) as u16,
+                    },
+                    // Any fixed per-flow values will do (Linux derives them
+                    // from a keyed hash and a clock, `secure_tcp_seq`).
+                    iss: i32.wrapping_mul(0x9E37_79B9).wrapping_add(0x1000_0000),
+                    irs: i32.wrapping_mul(0x85EB_CA6B).wrapping_add(0x2000_0000),
+                    mss,
+                    ecn,
+                    ip_id: [0, 0],
+                    snd_ts_recent: 0,
+                    rcv_ts_recent: 0,
+                    rcv_wup: 0,
+                    rcv_right_edge: 0,
+                }
+            })
+            .collect();
+        Capture {
+            spec: spec.clone(),
+            taps,
+            flows: states,
+            sent: Vec::new(),
+            buf: Vec::with_capacity(128),
+            opts: Vec::with_capacity(40),
+            sack: Vec::with_capacity(3),
+        }
+    }
+
+    fn wants(&self, flow: u32) -> bool {
+        self.flows.get(flow as usize).is_some_and(|f| f.captured)
+    }
+
+    /// The sender of flow `i` hands `p` to its link (`p` gets its tag).
+    pub fn sender_sends(&mut self, now: Time, p: &mut Packet, app: &App) {
+        if !self.wants(p.flow) {
+            return;
+        }
+        let f = &mut self.flows[p.flow as usize];
+        f.ip_id[0] = f.ip_id[0].wrapping_add(1);
+        let sent = Sent {
+            tsval: ts_ms(now),
+            tsecr: if p.kind == Kind::Syn { 0 } else { f.snd_ts_recent },
+            window: sender_window(f.mss),
+            ip_id: f.ip_id[0],
+        };
+        self.sent.push(sent);
+        p.tag = self.sent.len() as u32;
+        self.tap_host(Point::Sender, now, p, app);
+    }
+
+    /// An ACK (or SYN-ACK) of flow `p.flow` reaches its sender.
+    pub fn sender_receives(&mut self, now: Time, p: &Packet, app: &App) {
+        if !self.wants(p.flow) || p.tag == 0 {
+            return;
+        }
+        self.tap_host(Point::Sender, now, p, app);
+        let tsval = self.sent[p.tag as usize - 1].tsval;
+        let f = &mut self.flows[p.flow as usize];
+        f.snd_ts_recent = f.snd_ts_recent.max(tsval);
+    }
+
+    /// A data segment or SYN reaches the receiver.
+    pub fn receiver_receives(&mut self, now: Time, p: &Packet, app: &App) {
+        if !self.wants(p.flow) || p.tag == 0 || !matches!(p.kind, Kind::Data | Kind::Syn) {
+            return;
+        }
+        self.tap_host(Point::Receiver, now, p, app);
+        let tsval = self.sent[p.tag as usize - 1].tsval;
+        let f = &mut self.flows[p.flow as usize];
+        // `tcp_store_ts_recent` for a segment at or before `rcv_wup`.
+        if p.kind == Kind::Syn || (p.kind == Kind::Data && p.seq <= f.rcv_wup) {
+            f.rcv_ts_recent = tsval;
+        }
+    }
+
+    /// The receiver sends `p` (an ACK or the SYN-ACK) advertising `window`
+    /// bytes (`p` gets its tag).
+    pub fn receiver_sends(&mut self, now: Time, p: &mut Packet, window: u64, app: &App) {
+        if !self.wants(p.flow) {
+            return;
+        }
+        let f = &mut self.flows[p.flow as usize];
+        f.ip_id[1] = f.ip_id[1].wrapping_add(1);
+        // `tcp_select_window`: the offered window never shrinks (its right
+        // edge never moves left), and with scaling it is rounded up to the
+        // scale's unit (`__tcp_select_window`).
+        let acked = if p.kind == Kind::Ack { app.bytes_in(p.seq, f.mss) } else { 0 };
+        let unit = 1u64 << WSCALE;
+        let window = window.div_ceil(unit) * unit;
+        let window = window.max(f.rcv_right_edge.saturating_sub(acked));
+        f.rcv_right_edge = acked + window;
+        let sent = Sent {
+            tsval: ts_ms(now),
+            tsecr: f.rcv_ts_recent,
+            window: window.min(u64::from(u32::MAX)) as u32,
+            ip_id: f.ip_id[1],
+        };
+        if p.kind == Kind::Ack {
+            f.rcv_wup = p.seq;
+        }
+        self.sent.push(sent);
+        p.tag = self.sent.len() as u32;
+        self.tap_host(Point::Receiver, now, p, app);
+    }
+
+    /// Link `link`'s queue sends `p`.
+    pub fn link_sends(&mut self, now: Time, link: u32, p: &Packet, app: &App) {
+        if !self.wants(p.flow) || p.tag == 0 {
+            return;
+        }
+        for k in 0..self.taps.len() {
+            if self.taps[k].link == Some(link) {
+                self.write(k, now, p, app);
+            }
+        }
+    }
+
+    /// Whether any tap sits at a link (the world skips the per-link hook
+    /// otherwise).
+    pub fn at_links(&self) -> bool {
+        self.taps.iter().any(|t| t.link.is_some())
+    }
+
+    fn tap_host(&mut self, point: Point, now: Time, p: &Packet, app: &App) {
+        for k in 0..self.taps.len() {
+            if self.taps[k].point == point {
+                self.write(k, now, p, app);
+            }
+        }
+    }
+
+    fn write(&mut self, k: usize, now: Time, p: &Packet, app: &App) {
+        if !self.spec.packets.keeps(p) {
+            return;
+        }
+        if self.taps[k].writer.frames() >= self.spec.max_packets {
+            self.taps[k].skipped += 1;
+            return;
+        }
+        let sent = self.sent[p.tag as usize - 1];
+        let f = &mut self.flows[p.flow as usize];
+        let mss = f.mss;
+        let byte = |seg: u32| app.bytes_in(seg, mss) as u32;
+        let forward = matches!(p.kind, Kind::Data | Kind::Syn);
+        let mut fl = 0u8;
+        let (seq, ack) = match p.kind {
+            Kind::Syn => {
+                fl |= tcp_flags::SYN;
+                if f.ecn {
+                    fl |= tcp_flags::ECE | tcp_flags::CWR;
+                }
+                (f.iss, 0)
+            }
+            Kind::SynAck => {
+                fl |= tcp_flags::SYN | tcp_flags::ACK;
+                if f.ecn {
+                    fl |= tcp_flags::ECE;
+                }
+                (f.irs, f.iss.wrapping_add(1))
+            }
+            Kind::Data => {
+                fl |= tcp_flags::ACK;
+                if p.has_flag(flags::PSH) {
+                    fl |= tcp_flags::PSH;
+                }
+                if p.has_flag(flags::CWR) {
+                    fl |= tcp_flags::CWR;
+                }
+                (f.iss.wrapping_add(1).wrapping_add(byte(p.seq)), f.irs.wrapping_add(1))
+            }
+            Kind::Ack => {
+                fl |= tcp_flags::ACK;
+                if p.has_flag(flags::ECE) {
+                    fl |= tcp_flags::ECE;
+                }
+                (f.irs.wrapping_add(1), f.iss.wrapping_add(1).wrapping_add(byte(p.seq)))
+            }
+        };
+        if p.is_handshake() {
+            let wscale = WSCALE;
+            options::syn(&mut self.opts, mss as u16, sent.tsval, sent.tsecr, wscale);
+        } else {
+            self.sack.clear();
+            let base = f.iss.wrapping_add(1);
+            for b in p.sacks() {
+                self.sack
+                    .push((base.wrapping_add(byte(b.start)), base.wrapping_add(byte(b.end))));
+            }
+            options::established(&mut self.opts, sent.tsval, sent.tsecr, &self.sack);
+        }
+        // A SYN's window is not scaled (RFC 7323 2.2).
+        let window = if p.is_handshake() {
+            sent.window.min(65_535)
+        } else {
+            (sent.window >> WSCALE).min(65_535)
+        } as u16;
+        let tos = match p.ecn {
+            Ecn::NotEct => 0,
+            Ecn::Ect1 => 1,
+            Ecn::Ect0 => 2,
+            Ecn::Ce => 3,
+        };
+        let (src, dst) = if forward { (f.snd, f.rcv) } else { (f.rcv, f.snd) };
+        let seg = Segment {
+            seq,
+            ack,
+            flags: fl,
+            window,
+            options: &self.opts,
+            payload: p.payload,
+        };
+        let wire = frame::write(&mut self.buf, &src, &dst, sent.ip_id, tos, &seg);
+        // The payload's bytes are zeros, as many as the snap length keeps.
+        let keep = wire.min(self.spec.snaplen) as usize;
+        if keep > self.buf.len() {
+            self.buf.resize(keep, 0);
+        }
+        self.taps[k].writer.frame(0, now.0, &self.buf, wire);
+    }
+
+    /// The files, one per point, in the order `at` lists them.
+    pub fn finish(self) -> Vec<CaptureFile> {
+        self.taps
+            .into_iter()
+            .map(|t| CaptureFile {
+                name: t.point.name().to_string(),
+                frames: t.writer.frames(),
+                skipped: t.skipped,
+                bytes: t.writer.into_bytes(),
+            })
+            .collect()
+    }
+}

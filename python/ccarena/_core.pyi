@@ -37,9 +37,12 @@ def run(
     ``progress(sim_time_ns)`` if given (an exception it raises stops the
     run). Raises ``ScenarioError`` if the JSON is not a normalized scenario."""
 
-def pcap_to_pcapng(pcap: bytes, interface: str, application: str) -> bytes:
+def pcap_to_pcapng(
+    pcap: bytes, interface: str, application: str, comment: str, origin_ns: int
+) -> tuple[bytes, int]:
     """A classic pcap file of Ethernet frames (tcpdump's) as a pcapng file
-    with one interface named ``interface``. Raises ValueError."""
+    with one interface named ``interface``, times less ``origin_ns`` (never
+    below 0); and its number of frames. Raises ValueError."""
 
 def bottleneck_cli() -> int:
     """The ``ccarena-bottleneck`` console script: runs the Linux backend's

@@ -411,6 +411,7 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(f"run directory: {res.path}")
     if res.figure is not None:
         out.print(f"figure: {res.figure}")
+    _print_captures(res, out, err)
     outcomes = check_all(expectations, [("run", {}, res.summary, res.flows)])
     return print_expectations(outcomes, out)
 
@@ -482,6 +483,22 @@ def _cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     return max(status, print_expectations(outcomes, out))
 
 
+def _print_captures(res, out: Console, err: Console) -> None:
+    """One line per capture file; a warning where frames are missing from it."""
+    for c in res.meta.get("captures", []):
+        out.print(f"capture: {res.path / c['file']} ({c['frames']} frames)")
+        if c.get("skipped"):
+            err.print(
+                f"[yellow]warning:[/] capture at the {c['point']}: {c['skipped']} frames "
+                "past max_packets not written"
+            )
+        if c.get("dropped_by_kernel"):
+            err.print(
+                f"[yellow]warning:[/] capture at the {c['point']}: the kernel dropped "
+                f"{c['dropped_by_kernel']} frames before tcpdump saw them"
+            )
+
+
 def _print_linux_checks(res, out: Console, err: Console) -> None:
     """The Linux backend's notes and self-check verdict."""
     lx = res.meta.get("linux")
@@ -521,6 +538,7 @@ def _cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         if b == "linux":
             _print_linux_checks(res, out, err)
         out.print(f"{b} run directory: {res.path}")
+        _print_captures(res, out, err)
     out.print(f"comparison: {comp.csv_path}")
     if comp.figure_path is not None:
         out.print(f"figure: {comp.figure_path}")

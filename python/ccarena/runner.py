@@ -8,7 +8,7 @@ from typing import Any
 
 from .results import Results, tables_from_ipc
 from .scenario import Scenario
-from .store import CAPTURE_DIR, DEFAULT_ROOT, TABLES, default_run_dir, write_run
+from .store import DEFAULT_ROOT, TABLES, capture_files, capture_meta, default_run_dir, write_run
 
 __all__ = ["BACKEND", "execute", "run_meta", "simulate", "store_streams"]
 
@@ -19,7 +19,9 @@ BACKEND = "sim"
 SimOutput = tuple[dict[str, bytes], dict[str, int], list[dict[str, Any]]]
 
 
-def run_meta(scn: Scenario, stats: dict[str, int], captures: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def run_meta(
+    scn: Scenario, stats: dict[str, int], captures: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The content of ``scenario.json``. No wall-clock time, so it is the same
     for the same scenario."""
     return _meta(scn.normalized, scn.hash, stats, captures or [])
@@ -40,25 +42,6 @@ def _meta(
     if captures:
         meta["captures"] = capture_meta(captures)
     return meta
-
-
-def capture_meta(captures: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What ``scenario.json`` says of each capture file: its point, path in
-    the run directory, frames written and frames past ``max_packets``."""
-    return [
-        {
-            "point": c["name"],
-            "file": f"{CAPTURE_DIR}/{c['name']}.pcapng",
-            "frames": int(c["frames"]),
-            "skipped": int(c["skipped"]),
-        }
-        for c in captures
-    ]
-
-
-def capture_files(captures: list[dict[str, Any]]) -> dict[str, bytes]:
-    """Point name: pcapng bytes, for ``write_run``."""
-    return {c["name"]: c["pcapng"] for c in captures}
 
 
 def simulate(core_json: str, progress: Callable[[int], None] | None = None) -> SimOutput:

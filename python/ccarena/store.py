@@ -37,6 +37,8 @@ __all__ = [
     "SCENARIO_FILE",
     "TABLES",
     "StoreError",
+    "capture_files",
+    "capture_meta",
     "clean_stale_tmp",
     "default_run_dir",
     "is_complete",
@@ -132,6 +134,25 @@ def _publish(tmp: Path, target: Path) -> None:
 
 def _json_bytes(doc: Any) -> bytes:
     return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode()
+
+
+def capture_meta(captures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What ``scenario.json`` says of each capture file: its point, path in
+    the run directory, frames written and frames past ``max_packets``."""
+    return [
+        {
+            "point": c["name"],
+            "file": f"{CAPTURE_DIR}/{c['name']}.pcapng",
+            "frames": int(c["frames"]),
+            "skipped": int(c["skipped"]),
+        }
+        for c in captures
+    ]
+
+
+def capture_files(captures: list[dict[str, Any]]) -> dict[str, bytes]:
+    """Point name: pcapng bytes, for ``write_run``."""
+    return {c["name"]: c["pcapng"] for c in captures}
 
 
 def write_table(table: pa.Table, path: Path) -> None:

@@ -122,16 +122,19 @@ fn run<'py>(
 
 /// A classic pcap file (tcpdump's, either byte order, micro- or
 /// nanosecond timestamps) of Ethernet frames as a pcapng file with one
-/// interface named `interface`.
+/// interface named `interface`, its times less `origin_ns` (never below
+/// 0). Returns `(pcapng bytes, frames)`.
 #[pyfunction]
 fn pcap_to_pcapng<'py>(
     py: Python<'py>,
     pcap: &[u8],
     interface: &str,
     application: &str,
-) -> PyResult<Bound<'py, PyBytes>> {
-    ccarena_sim::capture::pcapng::pcap_to_pcapng(pcap, application, interface)
-        .map(|b| PyBytes::new(py, &b))
+    comment: &str,
+    origin_ns: u64,
+) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+    ccarena_sim::capture::pcapng::pcap_to_pcapng(pcap, application, comment, interface, origin_ns)
+        .map(|(b, n)| (PyBytes::new(py, &b), n))
         .map_err(PyValueError::new_err)
 }
 

@@ -311,7 +311,11 @@ fn check(j: &Value) {
     // every data segment the flows table says was sent and received.
     let mut captured = sc.clone();
     let mut at = vec![Point::Sender, Point::Receiver];
-    at.extend(sc.queue_links().iter().map(|l| Point::Link(l.name.to_string())));
+    at.extend(
+        sc.queue_links()
+            .iter()
+            .map(|l| Point::Link(l.name.to_string())),
+    );
     captured.capture = Some(CaptureSpec {
         at,
         flows: vec![],
@@ -323,7 +327,7 @@ fn check(j: &Value) {
     assert_identical(&r, &r2, &ctx("determinism, and with [capture]: "));
     let per_flow = |bytes: &[u8]| {
         let mut n = vec![0i64; sc.flows.len()];
-        for (_, _, fr, _) in read_pcapng(bytes).unwrap() {
+        for fr in read_pcapng(bytes).unwrap().into_iter().map(|f| f.data) {
             let ip_total = u16::from_be_bytes([fr[16], fr[17]]) as usize;
             let payload = ip_total - 20 - usize::from(fr[34 + 12] >> 4) * 4;
             let port = u16::from_be_bytes([fr[36], fr[37]]);
@@ -332,9 +336,17 @@ fn check(j: &Value) {
             }
         }
         // Rows only for flows that started (a successive flow may not).
-        f.i64s("flow").iter().map(|&i| n[i as usize]).collect::<Vec<_>>()
+        f.i64s("flow")
+            .iter()
+            .map(|&i| n[i as usize])
+            .collect::<Vec<_>>()
     };
-    assert_eq!(per_flow(&r2.captures[0].bytes), f.i64s("segs_sent"), "{}", ctx("sender capture vs segs_sent"));
+    assert_eq!(
+        per_flow(&r2.captures[0].bytes),
+        f.i64s("segs_sent"),
+        "{}",
+        ctx("sender capture vs segs_sent")
+    );
     assert_eq!(
         per_flow(&r2.captures[1].bytes),
         f.i64s("segs_received"),

@@ -35,8 +35,8 @@ from typing import Any
 from ..errors import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
 from ..results import Results
 from ..scenario import Scenario
-from ..store import DEFAULT_ROOT, default_run_dir, write_run
-from . import netns
+from ..store import DEFAULT_ROOT, capture_files, capture_meta, default_run_dir, write_run
+from . import capture, netns
 from .interrupt import SignalGuard
 from .netns import Topology
 from .tables import build_tables, self_check
@@ -216,6 +216,7 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
                 "after": f.get("after"),
             }
         )
+    capture.check(n)
     ecn = {bool(f.get("ecn")) for f in n["flows"]}
     if ecn == {True, False}:
         notes.append("ecn differs between flows; the Linux sender negotiates ECN for all of them")
@@ -349,6 +350,9 @@ def run_in_namespaces(
         "cpus": other_cpus,
     }
     (workdir / "gen.json").write_text(json.dumps(gen_cfg), encoding="utf-8")
+    # The run's clock (t0, CLOCK_MONOTONIC) on tcpdump's (CLOCK_REALTIME).
+    origin_realtime_ns = t0 + time.time_ns() - time.monotonic_ns()
+    taps = capture.start(n, topo, procs, workdir, PORT_BASE)
     bn_dir = workdir / "bottleneck"
     bn_dir.mkdir()
     procs.start(
@@ -423,6 +427,7 @@ def run_in_namespaces(
         "prefix": topo.prefix,
         "t0_ns": t0,
         "bottleneck_program": str(binary),
+        "captures": capture.finish(taps, procs, origin_realtime_ns, kernel_version()),
     }
     for name, f in (("sender", "sender.json"), ("receiver", "receiver.json"),
                     ("bottleneck", "bottleneck/stats.json")):  # fmt: skip
@@ -442,7 +447,7 @@ def run_in_namespaces(
 def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
     from .. import __version__
 
-    return {
+    meta = {
         "backend": BACKEND,
         "ccarena_version": __version__,
         "hash": scn.hash,
@@ -462,6 +467,12 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
             "frames_forwarded": int(raw["bottleneck"]["frames_sent"]),
         },
     }
+    if raw.get("captures"):
+        meta["captures"] = [
+            {**m, "dropped_by_kernel": int(c["dropped_by_kernel"])}
+            for m, c in zip(capture_meta(raw["captures"]), raw["captures"], strict=True)
+        ]
+    return meta
 
 
 def execute(
@@ -541,6 +552,6 @@ def execute(
     def draw(tmp: Path) -> None:
         plot_run(results, tmp / FIGURE_NAME)
 
-    write_run(target, meta, tables, draw if figure else None)
+    write_run(target, meta, tables, draw if figure else None, capture_files(raw.get("captures", [])))
     results.path = target
     return results

@@ -69,7 +69,7 @@ pub fn write(
     tos: u8,
     seg: &Segment<'_>,
 ) -> u32 {
-    debug_assert!(seg.options.len() % 4 == 0 && seg.options.len() <= 40);
+    debug_assert!(seg.options.len().is_multiple_of(4) && seg.options.len() <= 40);
     let tcp_len = 20 + seg.options.len();
     let ip_total = IP_LEN + tcp_len + seg.payload as usize;
     buf.clear();
@@ -175,7 +175,11 @@ mod tests {
         let len = whole.len() as u32;
         let pseudo = sum16(&[10, 201, 0, 1]) + sum16(&[10, 201, 0, 2]) + 6 + len;
         assert_eq!(fold(pseudo + sum16(&whole)), 0);
-        assert_eq!(buf[34 + 12] >> 4, 13, "data offset: 20 bytes of header, 12 of timestamps, 20 of SACK");
+        assert_eq!(
+            buf[34 + 12] >> 4,
+            13,
+            "data offset: 20 bytes of header, 12 of timestamps, 20 of SACK"
+        );
         assert_eq!(u16::from_be_bytes([buf[16], buf[17]]) as u32, wire - 14);
     }
 

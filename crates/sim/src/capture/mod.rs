@@ -24,8 +24,10 @@
 //!   from the segment at the left edge of what it ACKs next (`rcv_wup`, as
 //!   `tcp_store_ts_recent` does) and a sender from the newest ACK;
 //! - the receive window a receiver advertises when it sends the ACK
-//!   (`Receiver::advertised_window`), scaled by 7 (`tcp_select_initial_window`
-//!   with the default `tcp_rmem`); a sender advertises 64 KB;
+//!   (`Receiver::advertised_window`; never shrinking, `tcp_select_window`),
+//!   a sender's 64 KB; the MSS option and the window scales as the Linux
+//!   backend's SYNs show them (MSS 1460 for 1448-byte segments, scales 10
+//!   and 11);
 //! - ECN: the IP header's two bits, ECE and CWR (a SYN asks for ECN with
 //!   ECE and CWR when the flow uses it).
 //!
@@ -135,13 +137,20 @@ pub struct CaptureFile {
 pub const PORT_BASE: u16 = 35_000;
 const PORTS: u32 = 65_536 - PORT_BASE as u32;
 
-/// The window scale both ends use (`tcp_select_initial_window` with
-/// `tcp_rmem[2]` = 6 MB: shift until the space fits 16 bits).
-const WSCALE: u8 = 7;
+/// Window scales (`tcp_select_initial_window`: shift until `tcp_rmem[2]`
+/// fits 16 bits): a sender's with Linux 6.18's default 32 MB, a receiver's
+/// with the Linux backend's 64 MB (which `tcp::rcvbuf::MAX_CLAMP` assumes).
+/// Both as measured on the Linux backend's SYNs.
+const SENDER_WSCALE: u8 = 10;
+const RECEIVER_WSCALE: u8 = 11;
+/// The timestamp option's bytes: the MSS option advertises the segment
+/// size without them (1460 on a 1500-byte MTU, for 1448-byte segments).
+const TS_OPTION: u32 = 12;
 /// What a sender, which receives no data, advertises: 64 KB in whole
-/// segments (`tcp_select_initial_window`).
+/// segments of its advertised MSS (`tcp_select_initial_window`).
 fn sender_window(mss: u32) -> u32 {
-    (65_535 / mss.max(1)) * mss.max(1)
+    let adv = mss.max(1) + TS_OPTION;
+    (65_535 / adv) * adv
 }
 
 /// The fields of a packet that a later point needs, fixed when it was sent.
@@ -287,7 +296,11 @@ impl Capture {
         f.ip_id[0] = f.ip_id[0].wrapping_add(1);
         let sent = Sent {
             tsval: ts_ms(now),
-            tsecr: if p.kind == Kind::Syn { 0 } else { f.snd_ts_recent },
+            tsecr: if p.kind == Kind::Syn {
+                0
+            } else {
+                f.snd_ts_recent
+            },
             window: sender_window(f.mss),
             ip_id: f.ip_id[0],
         };
@@ -332,10 +345,17 @@ impl Capture {
         // `tcp_select_window`: the offered window never shrinks (its right
         // edge never moves left), and with scaling it is rounded up to the
         // scale's unit (`__tcp_select_window`).
-        let acked = if p.kind == Kind::Ack { app.bytes_in(p.seq, f.mss) } else { 0 };
-        let unit = 1u64 << WSCALE;
-        let window = window.div_ceil(unit) * unit;
-        let window = window.max(f.rcv_right_edge.saturating_sub(acked));
+        let acked = if p.kind == Kind::Ack {
+            app.bytes_in(p.seq, f.mss)
+        } else {
+            0
+        };
+        let window = if p.kind == Kind::Ack {
+            let unit = 1u64 << RECEIVER_WSCALE;
+            (window.div_ceil(unit) * unit).max(f.rcv_right_edge.saturating_sub(acked))
+        } else {
+            window // the SYN-ACK's, not scaled
+        };
         f.rcv_right_edge = acked + window;
         let sent = Sent {
             tsval: ts_ms(now),
@@ -414,33 +434,47 @@ impl Capture {
                 if p.has_flag(flags::CWR) {
                     fl |= tcp_flags::CWR;
                 }
-                (f.iss.wrapping_add(1).wrapping_add(byte(p.seq)), f.irs.wrapping_add(1))
+                (
+                    f.iss.wrapping_add(1).wrapping_add(byte(p.seq)),
+                    f.irs.wrapping_add(1),
+                )
             }
             Kind::Ack => {
                 fl |= tcp_flags::ACK;
                 if p.has_flag(flags::ECE) {
                     fl |= tcp_flags::ECE;
                 }
-                (f.irs.wrapping_add(1), f.iss.wrapping_add(1).wrapping_add(byte(p.seq)))
+                (
+                    f.irs.wrapping_add(1),
+                    f.iss.wrapping_add(1).wrapping_add(byte(p.seq)),
+                )
             }
         };
+        let wscale = if forward {
+            SENDER_WSCALE
+        } else {
+            RECEIVER_WSCALE
+        };
         if p.is_handshake() {
-            let wscale = WSCALE;
-            options::syn(&mut self.opts, mss as u16, sent.tsval, sent.tsecr, wscale);
+            let adv_mss = (mss + TS_OPTION).min(u32::from(u16::MAX)) as u16;
+            options::syn(&mut self.opts, adv_mss, sent.tsval, sent.tsecr, wscale);
         } else {
             self.sack.clear();
             let base = f.iss.wrapping_add(1);
             for b in p.sacks() {
-                self.sack
-                    .push((base.wrapping_add(byte(b.start)), base.wrapping_add(byte(b.end))));
+                self.sack.push((
+                    base.wrapping_add(byte(b.start)),
+                    base.wrapping_add(byte(b.end)),
+                ));
             }
             options::established(&mut self.opts, sent.tsval, sent.tsecr, &self.sack);
         }
-        // A SYN's window is not scaled (RFC 7323 2.2).
+        // A SYN's window is not scaled (RFC 7323 2.2); others are rounded
+        // up to the scale's unit (`__tcp_select_window`).
         let window = if p.is_handshake() {
             sent.window.min(65_535)
         } else {
-            (sent.window >> WSCALE).min(65_535)
+            sent.window.div_ceil(1 << wscale).min(65_535)
         } as u16;
         let tos = match p.ecn {
             Ecn::NotEct => 0,
@@ -448,7 +482,11 @@ impl Capture {
             Ecn::Ect0 => 2,
             Ecn::Ce => 3,
         };
-        let (src, dst) = if forward { (f.snd, f.rcv) } else { (f.rcv, f.snd) };
+        let (src, dst) = if forward {
+            (f.snd, f.rcv)
+        } else {
+            (f.rcv, f.snd)
+        };
         let seg = Segment {
             seq,
             ack,

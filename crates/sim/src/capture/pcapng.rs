@@ -120,11 +120,21 @@ impl Writer {
     }
 }
 
+/// One captured frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub interface: u32,
+    pub ts_ns: u64,
+    /// The bytes kept (at most the snap length).
+    pub data: Vec<u8>,
+    /// The frame's length on the wire.
+    pub orig_len: u32,
+}
+
 /// The frames of a pcapng file this module wrote (one little-endian
-/// section, nanosecond timestamps): (interface, timestamp ns, kept bytes,
-/// original length). For tests and tools; other writers' files may use
-/// options this reader does not interpret.
-pub fn read_pcapng(bytes: &[u8]) -> Result<Vec<(u32, u64, Vec<u8>, u32)>, String> {
+/// section, nanosecond timestamps). For tests and tools; other writers'
+/// files may use options this reader does not interpret.
+pub fn read_pcapng(bytes: &[u8]) -> Result<Vec<Frame>, String> {
     let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
     let mut frames = Vec::new();
     let mut o = 0;
@@ -133,21 +143,34 @@ pub fn read_pcapng(bytes: &[u8]) -> Result<Vec<(u32, u64, Vec<u8>, u32)>, String
             return Err(format!("a block header cut short at byte {o}"));
         }
         let (kind, len) = (u32_at(o), u32_at(o + 4) as usize);
-        if len < 12 || len % 4 != 0 || o + len > bytes.len() || u32_at(o + len - 4) as usize != len {
+        if len < 12 || len % 4 != 0 || o + len > bytes.len() || u32_at(o + len - 4) as usize != len
+        {
             return Err(format!("a block of bad length {len} at byte {o}"));
         }
         if o == 0 && (kind != SHB || u32_at(8) != BYTE_ORDER_MAGIC) {
             return Err("not a little-endian pcapng section".into());
         }
         if kind == EPB {
-            let (iface, hi, lo, kept, orig) =
-                (u32_at(o + 8), u32_at(o + 12), u32_at(o + 16), u32_at(o + 20), u32_at(o + 24));
+            let (iface, hi, lo, kept, orig) = (
+                u32_at(o + 8),
+                u32_at(o + 12),
+                u32_at(o + 16),
+                u32_at(o + 20),
+                u32_at(o + 24),
+            );
             let start = o + 28;
             if start + kept as usize > o + len - 4 {
-                return Err(format!("a frame of {kept} bytes overruns its block at byte {o}"));
+                return Err(format!(
+                    "a frame of {kept} bytes overruns its block at byte {o}"
+                ));
             }
             let ts = (u64::from(hi) << 32) | u64::from(lo);
-            frames.push((iface, ts, bytes[start..start + kept as usize].to_vec(), orig));
+            frames.push(Frame {
+                interface: iface,
+                ts_ns: ts,
+                data: bytes[start..start + kept as usize].to_vec(),
+                orig_len: orig,
+            });
         }
         o += len;
     }
@@ -165,7 +188,10 @@ pub struct PcapFile {
 /// nanosecond timestamps).
 pub fn read_pcap(bytes: &[u8]) -> Result<PcapFile, String> {
     if bytes.len() < 24 {
-        return Err(format!("{} bytes: too short for a pcap file header (24)", bytes.len()));
+        return Err(format!(
+            "{} bytes: too short for a pcap file header (24)",
+            bytes.len()
+        ));
     }
     let magic = u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes"));
     let (le, nanos) = match magic {
@@ -195,7 +221,9 @@ pub fn read_pcap(bytes: &[u8]) -> Result<PcapFile, String> {
         let start = o + 16;
         let end = start + incl as usize;
         if end > bytes.len() {
-            return Err(format!("a record of {incl} bytes cut short at byte {start}"));
+            return Err(format!(
+                "a record of {incl} bytes cut short at byte {start}"
+            ));
         }
         let ns = u64::from(sec) * 1_000_000_000 + u64::from(frac) * if nanos { 1 } else { 1000 };
         frames.push((ns, bytes[start..end].to_vec(), orig));
@@ -209,18 +237,28 @@ pub fn read_pcap(bytes: &[u8]) -> Result<PcapFile, String> {
 }
 
 /// A classic pcap file's Ethernet frames as a pcapng section with one
-/// interface named `interface`.
-pub fn pcap_to_pcapng(bytes: &[u8], application: &str, interface: &str) -> Result<Vec<u8>, String> {
+/// interface named `interface`, timestamps less `origin_ns` (never below
+/// 0); and its number of frames.
+pub fn pcap_to_pcapng(
+    bytes: &[u8],
+    application: &str,
+    comment: &str,
+    interface: &str,
+    origin_ns: u64,
+) -> Result<(Vec<u8>, usize), String> {
     let pcap = read_pcap(bytes)?;
     if pcap.linktype != u32::from(LINKTYPE_ETHERNET) {
-        return Err(format!("link type {}: only Ethernet (1) is converted", pcap.linktype));
+        return Err(format!(
+            "link type {}: only Ethernet (1) is converted",
+            pcap.linktype
+        ));
     }
-    let mut w = Writer::new(application, "", pcap.snaplen.max(1));
+    let mut w = Writer::new(application, comment, pcap.snaplen.max(1));
     let id = w.add_interface(interface);
     for (ts, data, orig) in &pcap.frames {
-        w.frame(id, *ts, data, *orig);
+        w.frame(id, ts.saturating_sub(origin_ns), data, *orig);
     }
-    Ok(w.into_bytes())
+    Ok((w.into_bytes(), pcap.frames.len()))
 }
 
 #[cfg(test)]
@@ -239,7 +277,11 @@ mod tests {
         while o < b.len() {
             let (kind, len) = (u32_at(b, o), u32_at(b, o + 4) as usize);
             assert_eq!(len % 4, 0);
-            assert_eq!(u32_at(b, o + len - 4) as usize, len, "trailing length of block at {o}");
+            assert_eq!(
+                u32_at(b, o + len - 4) as usize,
+                len,
+                "trailing length of block at {o}"
+            );
             out.push((kind, o));
             o += len;
         }
@@ -256,10 +298,16 @@ mod tests {
         let b = w.into_bytes();
         let read = read_pcapng(&b).unwrap();
         assert_eq!(read.len(), 2);
-        assert_eq!((read[0].1, read[0].2.len(), read[0].3), (1_500_000_123, 64, 1514));
-        assert_eq!(read[1].2, vec![8u8; 3]);
+        assert_eq!(
+            (read[0].ts_ns, read[0].data.len(), read[0].orig_len),
+            (1_500_000_123, 64, 1514)
+        );
+        assert_eq!(read[1].data, vec![8u8; 3]);
         let bl = blocks(&b);
-        assert_eq!(bl.iter().map(|x| x.0).collect::<Vec<_>>(), vec![SHB, IDB, EPB, EPB]);
+        assert_eq!(
+            bl.iter().map(|x| x.0).collect::<Vec<_>>(),
+            vec![SHB, IDB, EPB, EPB]
+        );
         assert_eq!(u32_at(&b, 8), BYTE_ORDER_MAGIC);
         let e = bl[2].1;
         let ts = (u64::from(u32_at(&b, e + 12)) << 32) | u64::from(u32_at(&b, e + 16));
@@ -286,8 +334,14 @@ mod tests {
         assert_eq!(f.frames.len(), 2);
         assert_eq!(f.frames[0].0, 10_000_005_000);
         assert_eq!(f.frames[1].0, 11_999_999_000);
-        let ng = pcap_to_pcapng(&p, "t", "eth0").unwrap();
-        assert_eq!(blocks(&ng).len(), 4);
+        let (ng, n) = pcap_to_pcapng(&p, "t", "", "eth0", 10_000_000_000).unwrap();
+        assert_eq!((blocks(&ng).len(), n), (4, 2));
+        let read = read_pcapng(&ng).unwrap();
+        assert_eq!(
+            (read[0].ts_ns, read[1].ts_ns),
+            (5_000, 1_999_999_000),
+            "times from the origin"
+        );
         assert!(read_pcap(&p[..30]).is_err());
         assert!(read_pcap(&ng).is_err(), "pcapng is not classic pcap");
     }

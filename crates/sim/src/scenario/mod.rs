@@ -6,6 +6,7 @@
 
 pub mod raw;
 
+use crate::capture::{self, CaptureSpec, Direction, Point};
 use crate::cc::CcConfig;
 use crate::net::host::HostLatency;
 use crate::net::impair::{JitterConfig, LossConfig};
@@ -14,7 +15,6 @@ use crate::net::trace::{TraceSpec, OPPORTUNITY_FRAME};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
 use crate::units::{self, Bytes, Dur, Rate, SizeSpec, Time};
-use crate::capture::{self, CaptureSpec, Direction, Point};
 use raw::{RawBottleneck, RawCapture, RawFlow, RawLink, RawPath, RawScenario, UnitStr};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -717,9 +717,14 @@ fn normalize_capture(
     links: &[&str],
     nflows: usize,
 ) -> Result<CaptureSpec, ScenarioError> {
-    let names = rc.at.map_or_else(|| vec!["sender".to_string()], |a| a.into_vec());
+    let names = rc
+        .at
+        .map_or_else(|| vec!["sender".to_string()], |a| a.into_vec());
     if names.is_empty() {
-        return err("capture.at", "an empty list: name at least one point (\"sender\", \"receiver\" or a link)");
+        return err(
+            "capture.at",
+            "an empty list: name at least one point (\"sender\", \"receiver\" or a link)",
+        );
     }
     let mut at = Vec::with_capacity(names.len());
     for n in names {
@@ -753,7 +758,10 @@ fn normalize_capture(
         if i as usize >= nflows {
             return err(
                 "capture.flows",
-                format!("flow {i} does not exist: the scenario has flows 0..{}", nflows.saturating_sub(1)),
+                format!(
+                    "flow {i} does not exist: the scenario has flows 0..{}",
+                    nflows.saturating_sub(1)
+                ),
             );
         }
         if flows[..k].contains(&i) {
@@ -766,7 +774,10 @@ fn normalize_capture(
             || {
                 err(
                     "capture.packets",
-                    format!("unknown value {s:?}: expected one of {}", Direction::NAMES.join(", ")),
+                    format!(
+                        "unknown value {s:?}: expected one of {}",
+                        Direction::NAMES.join(", ")
+                    ),
                 )
             },
             Ok,
@@ -788,7 +799,10 @@ fn normalize_capture(
     if !(1..=capture::MAX_MAX_PACKETS).contains(&max_packets) {
         return err(
             "capture.max_packets",
-            format!("{max_packets}: frames per file, 1..{}", capture::MAX_MAX_PACKETS),
+            format!(
+                "{max_packets}: frames per file, 1..{}",
+                capture::MAX_MAX_PACKETS
+            ),
         );
     }
     Ok(CaptureSpec {
@@ -1659,8 +1673,14 @@ mod tests {
         let c = sc.capture.as_ref().unwrap();
         assert_eq!(c.at, vec![Point::Sender]);
         assert!(c.flows.is_empty());
-        assert_eq!((c.packets, c.snaplen), (Direction::All, capture::DEFAULT_SNAPLEN));
-        let sc = norm(with(serde_json::json!({"at": ["bottleneck", "receiver"], "flows": [2]}))).unwrap();
+        assert_eq!(
+            (c.packets, c.snaplen),
+            (Direction::All, capture::DEFAULT_SNAPLEN)
+        );
+        let sc = norm(with(
+            serde_json::json!({"at": ["bottleneck", "receiver"], "flows": [2]}),
+        ))
+        .unwrap();
         assert_eq!(
             sc.capture.unwrap().at,
             vec![Point::Link("bottleneck".into()), Point::Receiver]
@@ -1668,15 +1688,47 @@ mod tests {
         // Without [capture] the normalized scenario (and its hash) is as before.
         assert!(!norm(base()).unwrap().to_json().contains("capture"));
         for (c, path, says) in [
-            (serde_json::json!({"at": "router"}), "capture.at", "unknown point \"router\""),
+            (
+                serde_json::json!({"at": "router"}),
+                "capture.at",
+                "unknown point \"router\"",
+            ),
             (serde_json::json!({"at": []}), "capture.at", "empty"),
-            (serde_json::json!({"at": ["sender", "sender"]}), "capture.at", "twice"),
-            (serde_json::json!({"flows": [3]}), "capture.flows", "flows 0..2"),
-            (serde_json::json!({"flows": [1, 1]}), "capture.flows", "twice"),
-            (serde_json::json!({"packets": "syn"}), "capture.packets", "all, data, acks"),
-            (serde_json::json!({"snaplen": 40}), "capture.snaplen", "96..262144"),
-            (serde_json::json!({"max_packets": 0}), "capture.max_packets", "1..100000000"),
-            (serde_json::json!({"file": "x"}), "capture.file", "unknown field"),
+            (
+                serde_json::json!({"at": ["sender", "sender"]}),
+                "capture.at",
+                "twice",
+            ),
+            (
+                serde_json::json!({"flows": [3]}),
+                "capture.flows",
+                "flows 0..2",
+            ),
+            (
+                serde_json::json!({"flows": [1, 1]}),
+                "capture.flows",
+                "twice",
+            ),
+            (
+                serde_json::json!({"packets": "syn"}),
+                "capture.packets",
+                "all, data, acks",
+            ),
+            (
+                serde_json::json!({"snaplen": 40}),
+                "capture.snaplen",
+                "96..262144",
+            ),
+            (
+                serde_json::json!({"max_packets": 0}),
+                "capture.max_packets",
+                "1..100000000",
+            ),
+            (
+                serde_json::json!({"file": "x"}),
+                "capture.file",
+                "unknown field",
+            ),
         ] {
             let e = error_of(with(c.clone()));
             assert_eq!(e.path, path, "{c}: {e}");

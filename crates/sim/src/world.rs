@@ -10,7 +10,7 @@
 //! (see net::bottleneck), so all propagation delay sits in the two paths.
 
 use crate::app::{App, Chunks};
-use crate::capture::{Capture, CaptureFile};
+use crate::capture::{Capture, CaptureFile, NoCapture, Taps};
 use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::schema::{
@@ -99,7 +99,9 @@ struct FlowRt {
     route_delay: Dur,
 }
 
-pub struct World<'a> {
+/// One run: the scenario, the clock, the flows and the network; `T` its
+/// capture taps (`NoCapture` unless the scenario has `[capture]`).
+pub struct World<'a, T: Taps = NoCapture> {
     sc: &'a Scenario,
     q: EventQueue<Ev>,
     flows: Vec<FlowRt>,
@@ -110,8 +112,8 @@ pub struct World<'a> {
     out: Vec<Packet>,
     end: Time,
     samples: SampleCols,
-    /// `[capture]`'s taps, if any.
-    capture: Option<Capture>,
+    /// `[capture]`'s taps.
+    capture: T,
     /// Each sample row's algorithm state columns (beside `samples`).
     cc_state: DynColumns,
     queue: QueueCols,
@@ -121,8 +123,35 @@ fn ms(d: Option<Dur>) -> f64 {
     d.map_or(f64::NAN, |d| d.ms_f64())
 }
 
-impl<'a> World<'a> {
-    pub fn new(sc: &'a Scenario) -> World<'a> {
+impl<'a> World<'a, NoCapture> {
+    /// A run without captures (`sc.capture` is ignored: `run` honours it).
+    pub fn new(sc: &'a Scenario) -> World<'a, NoCapture> {
+        World::with_taps(sc, NoCapture)
+    }
+}
+
+impl<'a> World<'a, Capture> {
+    /// A run that writes `sc.capture`'s files (none if it has none).
+    pub fn capturing(sc: &'a Scenario) -> World<'a, Capture> {
+        let spec = sc.capture.clone().unwrap_or(crate::capture::CaptureSpec {
+            at: vec![],
+            flows: vec![],
+            packets: Default::default(),
+            snaplen: crate::capture::DEFAULT_SNAPLEN,
+            max_packets: crate::capture::DEFAULT_MAX_PACKETS,
+        });
+        let links: Vec<&str> = sc.queue_links().iter().map(|l| l.name).collect();
+        let fl: Vec<(u32, bool)> = sc.flows.iter().map(|f| (f.mss, f.ecn)).collect();
+        let comment = format!(
+            "scenario {:?}, seed {}, model {}: simulated time from the run's start",
+            sc.name, sc.seed, sc.model
+        );
+        World::with_taps(sc, Capture::new(&spec, &links, &fl, &comment))
+    }
+}
+
+impl<'a, T: Taps> World<'a, T> {
+    fn with_taps(sc: &'a Scenario, capture: T) -> World<'a, T> {
         let n = sc.flows.len();
         let net = Network::new(sc);
         let mut flows = Vec::with_capacity(n);
@@ -217,15 +246,6 @@ impl<'a> World<'a> {
             }
         }
         q.push(Time(sc.sample_interval.0), Ev::Sample);
-        let capture = sc.capture.as_ref().map(|spec| {
-            let links: Vec<&str> = sc.queue_links().iter().map(|l| l.name).collect();
-            let fl: Vec<(u32, bool)> = sc.flows.iter().map(|f| (f.mss, f.ecn)).collect();
-            let comment = format!(
-                "scenario {:?}, seed {}, model {}: simulated time from the run's start",
-                sc.name, sc.seed, sc.model
-            );
-            Capture::new(spec, &links, &fl, &comment)
-        });
         World {
             sc,
             q,
@@ -277,9 +297,9 @@ impl<'a> World<'a> {
             bottleneck_packets: self.net.links.iter().map(|l| l.queue.departures).sum(),
             sim_time_ns: self.end.0,
         };
-        let captures = self.capture.take().map_or_else(Vec::new, Capture::finish);
+        let (tables, captures) = self.finish();
         Some(Results {
-            tables: self.finish(),
+            tables,
             stats,
             captures,
         })
@@ -335,9 +355,7 @@ impl<'a> World<'a> {
                 loop {
                     let f = &mut self.flows[i as usize];
                     let Some(p) = f.rev.pop_due(now) else { break };
-                    if let Some(c) = &mut self.capture {
-                        c.sender_receives(now, &p, &f.app);
-                    }
+                    self.capture.sender_receives(now, &p, &f.app);
                     f.sender.on_packet(now, &p, &mut out);
                 }
                 if let Some(t) = self.flows[i as usize].rev.head_time() {
@@ -432,9 +450,7 @@ impl<'a> World<'a> {
         for mut p in out.drain(..) {
             p.src_host = src_host;
             p.dst_host = i as u16;
-            if let Some(c) = &mut self.capture {
-                c.sender_sends(now, &mut p, &f.app);
-            }
+            self.capture.sender_sends(now, &mut p, &f.app);
             if f.fwd.push(now, p) {
                 let t = f.fwd.head_time().expect("just pushed");
                 self.q.push(t, Ev::Fwd(i));
@@ -443,10 +459,8 @@ impl<'a> World<'a> {
     }
 
     fn send_reverse(&mut self, now: Time, i: u32, mut p: Packet) {
-        if let Some(c) = &mut self.capture {
-            let f = &self.flows[i as usize];
-            c.receiver_sends(now, &mut p, f.receiver.advertised_window(), &f.app);
-        }
+        let f = &self.flows[i as usize];
+        self.capture.receiver_sends(now, &mut p, &f.receiver, &f.app);
         // Two-way traffic: ACKs that cross links queue there first.
         if let Some(&l) = self.net.reverse_route(i).first() {
             self.net.links[l as usize].queue.enqueue(now, p);
@@ -507,9 +521,9 @@ impl<'a> World<'a> {
         let mut out = std::mem::take(&mut self.out);
         let link = &mut self.net.links[l as usize];
         let wake = link.queue.service(now, &mut out);
-        if let Some(c) = self.capture.as_mut().filter(|c| c.at_links()) {
+        if self.capture.at_links() {
             for p in &out {
-                c.link_sends(now, l, p, &self.flows[p.flow as usize].app);
+                self.capture.link_sends(now, l, p, &self.flows[p.flow as usize].app);
             }
         }
         for p in out.drain(..) {
@@ -543,9 +557,7 @@ impl<'a> World<'a> {
     fn deliver(&mut self, now: Time, p: Packet) {
         let i = p.flow;
         let f = &mut self.flows[i as usize];
-        if let Some(c) = &mut self.capture {
-            c.receiver_receives(now, &p, &f.app);
-        }
+        self.capture.receiver_receives(now, &p, &f.app);
         match p.kind {
             Kind::Syn => {
                 f.receiver.on_syn(now);
@@ -614,7 +626,8 @@ impl<'a> World<'a> {
         }
     }
 
-    fn finish(self) -> Vec<Table> {
+    /// The result tables, and the capture files.
+    fn finish(self) -> (Vec<Table>, Vec<CaptureFile>) {
         let sc = self.sc;
         let end = self.end;
         let links = &self.net.links;
@@ -798,20 +811,22 @@ impl<'a> World<'a> {
             }
         }
 
-        vec![
+        let tables = vec![
             summary.into_table(),
             flows.into_table(),
             samples,
             self.queue.into_table(),
             transitions.into_table(),
             link_rows.into_table(),
-        ]
+        ];
+        (tables, self.capture.finish())
     }
 }
 
-/// Run a normalized scenario to completion.
+/// Run a normalized scenario to completion (with its captures, if it asks
+/// for any).
 pub fn run(sc: &Scenario) -> Results {
-    World::new(sc).run()
+    run_with_progress(sc, u64::MAX, |_| true).expect("never stopped")
 }
 
 /// Run a normalized scenario, calling `progress` with the simulated time
@@ -821,5 +836,9 @@ pub fn run_with_progress(
     every: u64,
     progress: impl FnMut(Time) -> bool,
 ) -> Option<Results> {
-    World::new(sc).run_with_progress(every, progress)
+    if sc.capture.is_some() {
+        World::capturing(sc).run_with_progress(every, progress)
+    } else {
+        World::new(sc).run_with_progress(every, progress)
+    }
 }

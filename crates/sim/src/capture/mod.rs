@@ -40,6 +40,7 @@ pub mod pcapng;
 
 use crate::app::App;
 use crate::packet::{flags, Ecn, Kind, Packet};
+use crate::tcp::receiver::Receiver;
 use crate::units::Time;
 use frame::{options, tcp_flags, Endpoint, Segment};
 use serde::{Deserialize, Serialize};
@@ -191,6 +192,61 @@ struct Tap {
     link: Option<u32>,
     writer: pcapng::Writer,
     skipped: u64,
+}
+
+/// What a run does at each capture point. The world is generic over it:
+/// a run without `[capture]` uses `NoCapture`, whose empty methods compile
+/// away (no branch on the per-packet path), a run with one `Capture`.
+pub trait Taps {
+    /// The sender of `p.flow` hands `p` to its link (a capture tags it).
+    fn sender_sends(&mut self, _now: Time, _p: &mut Packet, _app: &App) {}
+    /// An ACK or SYN-ACK reaches its sender.
+    fn sender_receives(&mut self, _now: Time, _p: &Packet, _app: &App) {}
+    /// A data segment or SYN reaches its receiver.
+    fn receiver_receives(&mut self, _now: Time, _p: &Packet, _app: &App) {}
+    /// The receiver sends `p` (an ACK or the SYN-ACK; a capture tags it).
+    fn receiver_sends(&mut self, _now: Time, _p: &mut Packet, _rcv: &Receiver, _app: &App) {}
+    /// Whether any tap sits at a link.
+    fn at_links(&self) -> bool {
+        false
+    }
+    /// Link `link`'s queue sends `p`.
+    fn link_sends(&mut self, _now: Time, _link: u32, _p: &Packet, _app: &App) {}
+    /// The files written.
+    fn finish(self) -> Vec<CaptureFile>;
+}
+
+/// No capture: every tap does nothing.
+pub struct NoCapture;
+
+impl Taps for NoCapture {
+    fn finish(self) -> Vec<CaptureFile> {
+        Vec::new()
+    }
+}
+
+impl Taps for Capture {
+    fn sender_sends(&mut self, now: Time, p: &mut Packet, app: &App) {
+        Capture::sender_sends(self, now, p, app);
+    }
+    fn sender_receives(&mut self, now: Time, p: &Packet, app: &App) {
+        Capture::sender_receives(self, now, p, app);
+    }
+    fn receiver_receives(&mut self, now: Time, p: &Packet, app: &App) {
+        Capture::receiver_receives(self, now, p, app);
+    }
+    fn receiver_sends(&mut self, now: Time, p: &mut Packet, rcv: &Receiver, app: &App) {
+        Capture::receiver_sends(self, now, p, rcv.advertised_window(), app);
+    }
+    fn at_links(&self) -> bool {
+        Capture::at_links(self)
+    }
+    fn link_sends(&mut self, now: Time, link: u32, p: &Packet, app: &App) {
+        Capture::link_sends(self, now, link, p, app);
+    }
+    fn finish(self) -> Vec<CaptureFile> {
+        Capture::finish(self)
+    }
 }
 
 /// A run's captures, fed by the world at each point.

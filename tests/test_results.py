@@ -78,7 +78,7 @@ def test_simulated_tables_hold_the_schema_first():
             "flows": [{"cc": "cubic", "rtt": "10ms"}, {"cc": "bbr1", "rtt": "20ms"}],
         }
     )
-    streams, _ = _core.run(json.dumps(scn.normalized))
+    streams, _, _ = _core.run(json.dumps(scn.normalized))
     tables = tables_from_ipc(streams)
     assert list(tables) == list(schemas())
     for name, schema in schemas().items():

@@ -461,6 +461,9 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
             "warnings": check["warnings"],
             "self_check": check["values"],
             "thresholds": check["thresholds"],
+            # When each flow's kernel counts (tcp_info) were read, s from the
+            # run's start: a capture goes on until the socket closes.
+            "counts_read_s": {str(f["flow"]): f.get("final_s") for f in raw["sender"]["flows"]},
         },
         "run_stats": {
             "bottleneck_packets": int(raw["bottleneck"]["bottleneck"]["departures"]),

@@ -175,7 +175,7 @@ class SenderFlow:
                             break
                     except TimeoutError:
                         continue
-            self.snapshot_final(s)
+            self.snapshot_final(s, clock)
         except OSError as e:
             self.result["error"] = f"{type(e).__name__}: {e}"
         finally:
@@ -183,17 +183,20 @@ class SenderFlow:
                 s, self.sock = self.sock, None
             if s is not None:
                 if self.final_info is None:
-                    self.snapshot_final(s)
+                    self.snapshot_final(s, clock)
                 # An abortive close: the run is over, nothing should linger.
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 s.close()
 
-    def snapshot_final(self, s: socket.socket) -> None:
+    def snapshot_final(self, s: socket.socket, clock: Clock) -> None:
         try:
             self.final_info = read_tcp_info(s)
         except OSError:
             return
         self.result["final"] = self.final_info
+        # When the counts were read (a capture holds what the kernel sent
+        # after, until the socket closes).
+        self.result["final_s"] = clock.now()
 
     def sample(self) -> tuple[dict[str, Any], dict[str, float] | None] | None:
         with self.lock:

@@ -460,7 +460,8 @@ impl<'a, T: Taps> World<'a, T> {
 
     fn send_reverse(&mut self, now: Time, i: u32, mut p: Packet) {
         let f = &self.flows[i as usize];
-        self.capture.receiver_sends(now, &mut p, &f.receiver, &f.app);
+        self.capture
+            .receiver_sends(now, &mut p, &f.receiver, &f.app);
         // Two-way traffic: ACKs that cross links queue there first.
         if let Some(&l) = self.net.reverse_route(i).first() {
             self.net.links[l as usize].queue.enqueue(now, p);
@@ -523,7 +524,8 @@ impl<'a, T: Taps> World<'a, T> {
         let wake = link.queue.service(now, &mut out);
         if self.capture.at_links() {
             for p in &out {
-                self.capture.link_sends(now, l, p, &self.flows[p.flow as usize].app);
+                self.capture
+                    .link_sends(now, l, p, &self.flows[p.flow as usize].app);
             }
         }
         for p in out.drain(..) {

@@ -139,6 +139,65 @@ fn the_sender_sees_every_segment_and_retransmission_the_tables_count() {
     assert!(segs.windows(2).all(|w| w[0].ts <= w[1].ts));
 }
 
+/// SACK blocks of each ACK at the sender: (ack, [(left, right)]).
+fn sacks(bytes: &[u8]) -> Vec<(u32, u32, Vec<(u32, u32)>)> {
+    let be32 = |b: &[u8], o: usize| u32::from_be_bytes(b[o..o + 4].try_into().unwrap());
+    let mut out = Vec::new();
+    for fr in read_pcapng(bytes).unwrap() {
+        let f = fr.data;
+        if f[33] == 2 {
+            continue; // data, to the receiver
+        }
+        let (tcp, hdr) = (34, usize::from(f[34 + 12] >> 4) * 4);
+        let mut blocks = Vec::new();
+        let mut o = tcp + 20;
+        while o < tcp + hdr {
+            match f[o] {
+                0 => break,
+                1 => o += 1,
+                kind => {
+                    let len = usize::from(f[o + 1]);
+                    if kind == 5 {
+                        for k in (o + 2..o + len).step_by(8) {
+                            blocks.push((be32(&f, k), be32(&f, k + 4)));
+                        }
+                    }
+                    o += len;
+                }
+            }
+        }
+        let port = u16::from_be_bytes([f[34], f[35]]);
+        out.push((u32::from(port - PORT_BASE), be32(&f, tcp + 8), blocks));
+    }
+    out
+}
+
+#[test]
+fn sack_blocks_name_bytes_the_receiver_holds_above_its_cumulative_ack() {
+    let r = sim(with_capture(lossy(), json!({"at": "sender"})));
+    let segs = segments(&r.captures[0].bytes);
+    let mut seen = 0;
+    for (flow, ack, blocks) in sacks(&r.captures[0].bytes) {
+        // The first data byte of the flow (its SYN's sequence number + 1).
+        let first = segs
+            .iter()
+            .find(|s| s.flow == flow && s.data && s.payload > 0)
+            .unwrap()
+            .seq;
+        let rel = |x: u32| x.wrapping_sub(first);
+        for (l, rgt) in blocks {
+            seen += 1;
+            assert!(
+                rel(l) > rel(ack) && rel(rgt) > rel(l),
+                "flow {flow}: block {l}-{rgt} at ack {ack}"
+            );
+            // Whole segments: both edges on the 1448-byte grid.
+            assert_eq!((rel(l) % 1448, rel(rgt) % 1448), (0, 0));
+        }
+    }
+    assert!(seen > 0, "losses give SACK blocks");
+}
+
 #[test]
 fn what_the_sender_sent_is_received_dropped_or_still_travelling() {
     let r = sim(with_capture(

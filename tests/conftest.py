@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +36,17 @@ def write_scenario(tmp_path: Path):
         return p
 
     return write
+
+
+def linux_unavailable() -> str | None:
+    """Why the Linux backend cannot run here (None if it can): root on
+    Linux and the backend's preflight (ip, ethtool, ccarena-bottleneck)."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return "needs root on Linux"
+    from ccarena.linux import backend as lb
+
+    try:
+        lb.preflight()
+    except lb.LinuxBackendError as e:
+        return str(e)
+    return None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import pandas as pd
 import pytest
 
 from ccarena import Scenario, run
+from conftest import linux_unavailable
 
 PORT_BASE = 35000
 TSHARK = shutil.which("tshark")
@@ -192,17 +192,9 @@ def test_a_bad_capture_field_is_one_line_and_exit_2(tmp_path, write_scenario):
 
 
 def _linux_why_not() -> str | None:
-    if sys.platform != "linux" or os.geteuid() != 0:
-        return "needs root on Linux"
     if TSHARK is None or shutil.which("tcpdump") is None:
         return "needs tshark and tcpdump"
-    from ccarena.linux import backend as lb
-
-    try:
-        lb.preflight()
-    except lb.LinuxBackendError as e:
-        return str(e)
-    return None
+    return linux_unavailable()
 
 
 @pytest.mark.linux

@@ -5,8 +5,6 @@ matrix files, the outputs; and, as root, the CI subset against the kernel
 from __future__ import annotations
 
 import math
-import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import ccarena
 from ccarena.cli import main
 from ccarena.conformance import agreement, load_matrix, run_conformance
 from ccarena.scenario import ScenarioError
+from conftest import linux_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 MATRIX = ROOT / "conformance" / "matrix.toml"
@@ -155,20 +154,8 @@ def test_seeds_differ_with_host_noise_and_not_without():
     assert share(2, "measured") == share(2, "measured")
 
 
-def _why_not_linux() -> str | None:
-    if sys.platform != "linux" or os.geteuid() != 0:
-        return "needs root on Linux"
-    from ccarena.linux import backend as lb
-
-    try:
-        lb.preflight()
-    except lb.LinuxBackendError as e:
-        return str(e)
-    return None
-
-
 @pytest.mark.linux
-@pytest.mark.skipif(_why_not_linux() is not None, reason=_why_not_linux() or "")
+@pytest.mark.skipif(linux_unavailable() is not None, reason=linux_unavailable() or "")
 def test_ci_subset_agrees_with_the_kernel(tmp_path):
     """conformance/ci.toml on both backends. Fails when agreement regresses
     below what docs/validation.md records for it (2026-11-25, model 6: 13 of

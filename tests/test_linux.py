@@ -19,21 +19,12 @@ import pytest
 from ccarena import Results, Scenario, run
 from ccarena.linux import backend as lb
 from ccarena.linux import netns
+from conftest import linux_unavailable
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _why_not() -> str | None:
-    if sys.platform != "linux" or os.geteuid() != 0:
-        return "needs root on Linux"
-    try:
-        lb.preflight()
-    except lb.LinuxBackendError as e:
-        return str(e)
-    return None
-
-
-_SKIP = _why_not()
+_SKIP = linux_unavailable()
 pytestmark = [pytest.mark.linux, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
 ONE_CUBIC: dict[str, Any] = {

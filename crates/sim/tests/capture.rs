@@ -139,8 +139,11 @@ fn the_sender_sees_every_segment_and_retransmission_the_tables_count() {
     assert!(segs.windows(2).all(|w| w[0].ts <= w[1].ts));
 }
 
-/// SACK blocks of each ACK at the sender: (ack, [(left, right)]).
-fn sacks(bytes: &[u8]) -> Vec<(u32, u32, Vec<(u32, u32)>)> {
+/// An ACK's flow, cumulative ACK and SACK blocks (left, right edges).
+type AckSacks = (u32, u32, Vec<(u32, u32)>);
+
+/// The SACK blocks of each ACK in a capture.
+fn sacks(bytes: &[u8]) -> Vec<AckSacks> {
     let be32 = |b: &[u8], o: usize| u32::from_be_bytes(b[o..o + 4].try_into().unwrap());
     let mut out = Vec::new();
     for fr in read_pcapng(bytes).unwrap() {

@@ -322,7 +322,10 @@ const MAX_FLOWS: usize = 100_000;
 /// 6: the window's room as in `tcp_data_queue`: an in-order segment grows
 ///    it charged to the buffer and before the out-of-order data it joins is
 ///    moved in; an out-of-order one before it is charged.
-pub const MODEL_VERSION: u32 = 6;
+/// 7: PSH on the last segment of every multi-segment transmit (a GSO packet,
+///    `__tcp_transmit_skb`), and a bulk writer that writes again only when a
+///    third of its send buffer is free (`sk_stream_write_space`; `tcp::push`).
+pub const MODEL_VERSION: u32 = 7;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

@@ -67,7 +67,8 @@ pub struct SenderConfig {
     pub cc_seed: u64,
     /// Hold partial TSO bursts back for the next ACK (`tcp_tso_should_defer`).
     pub tso_defer: bool,
-    /// Mark PSH at the end of each application write (`tcp/push.rs`).
+    /// Mark PSH at the end of each application write and multi-segment
+    /// burst (`tcp/push.rs`).
     pub push_marks: bool,
 }
 
@@ -1141,13 +1142,15 @@ impl Sender {
         self.lsndtime = now;
         let mut payload = 0u64;
         let mut wire = 0u64;
-        for _ in 0..n {
+        for k in 0..n {
             let q = self.snd_nxt;
             let packets_out = self.packets_out();
             let tx = self
                 .rate
                 .on_send(now, packets_out, self.in_flight() + 1, self.lost_total);
-            let psh = self.push.take(q);
+            // The end of a write, or of a multi-segment burst (a GSO
+            // packet: `__tcp_transmit_skb` forces PSH on it; tcp/push.rs).
+            let psh = self.push.take(q) | (self.cfg.push_marks && n > 1 && k + 1 == n);
             self.sb.push(Seg {
                 tx_time: now,
                 flags: seg::SNAPSHOT | if psh { seg::PSH } else { 0 },

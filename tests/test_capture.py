@@ -209,8 +209,8 @@ def test_linux_captures_open_side_by_side_and_agree_with_the_kernel(tmp_path):
     frames = {p: tshark_frames(path) for p, path in res.captures.items()}
     if any(m["dropped_by_kernel"] for m in meta.values()):
         pytest.skip(f"tcpdump lost frames on this machine: {json.dumps(meta)}")
-    if not res.meta["linux"]["trustworthy"]:
-        pytest.skip("run marked untrustworthy by its self-checks")
+    # No skip for a run the self-checks distrust: the capture and tcp_info
+    # watch the same real connection, however well the bottleneck kept time.
     # The kernel's own counts (tcp_info) against tshark's analysis of what
     # tcpdump saw.
     agree_with_tables(res, frames["sender"], None)

@@ -10,7 +10,7 @@
 //! (see net::bottleneck), so all propagation delay sits in the two paths.
 
 use crate::app::{App, Chunks};
-use crate::capture::{Capture, CaptureFile, NoCapture, Taps};
+use crate::capture::{Capture, CaptureFile, CaptureSpec, NoCapture, Taps};
 use crate::cc::CongestionControl;
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::schema::{
@@ -131,22 +131,15 @@ impl<'a> World<'a, NoCapture> {
 }
 
 impl<'a> World<'a, Capture> {
-    /// A run that writes `sc.capture`'s files (none if it has none).
-    pub fn capturing(sc: &'a Scenario) -> World<'a, Capture> {
-        let spec = sc.capture.clone().unwrap_or(crate::capture::CaptureSpec {
-            at: vec![],
-            flows: vec![],
-            packets: Default::default(),
-            snaplen: crate::capture::DEFAULT_SNAPLEN,
-            max_packets: crate::capture::DEFAULT_MAX_PACKETS,
-        });
+    /// A run that writes `spec`'s capture files.
+    pub fn capturing(sc: &'a Scenario, spec: &CaptureSpec) -> World<'a, Capture> {
         let links: Vec<&str> = sc.queue_links().iter().map(|l| l.name).collect();
         let fl: Vec<(u32, bool)> = sc.flows.iter().map(|f| (f.mss, f.ecn)).collect();
         let comment = format!(
             "scenario {:?}, seed {}, model {}: simulated time from the run's start",
             sc.name, sc.seed, sc.model
         );
-        World::with_taps(sc, Capture::new(&spec, &links, &fl, &comment))
+        World::with_taps(sc, Capture::new(spec, &links, &fl, &comment))
     }
 }
 
@@ -838,9 +831,8 @@ pub fn run_with_progress(
     every: u64,
     progress: impl FnMut(Time) -> bool,
 ) -> Option<Results> {
-    if sc.capture.is_some() {
-        World::capturing(sc).run_with_progress(every, progress)
-    } else {
-        World::new(sc).run_with_progress(every, progress)
+    match &sc.capture {
+        Some(spec) => World::capturing(sc, spec).run_with_progress(every, progress),
+        None => World::new(sc).run_with_progress(every, progress),
     }
 }

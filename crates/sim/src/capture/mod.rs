@@ -225,30 +225,6 @@ impl Taps for NoCapture {
     }
 }
 
-impl Taps for Capture {
-    fn sender_sends(&mut self, now: Time, p: &mut Packet, app: &App) {
-        Capture::sender_sends(self, now, p, app);
-    }
-    fn sender_receives(&mut self, now: Time, p: &Packet, app: &App) {
-        Capture::sender_receives(self, now, p, app);
-    }
-    fn receiver_receives(&mut self, now: Time, p: &Packet, app: &App) {
-        Capture::receiver_receives(self, now, p, app);
-    }
-    fn receiver_sends(&mut self, now: Time, p: &mut Packet, rcv: &Receiver, app: &App) {
-        Capture::receiver_sends(self, now, p, rcv.advertised_window(), app);
-    }
-    fn at_links(&self) -> bool {
-        Capture::at_links(self)
-    }
-    fn link_sends(&mut self, now: Time, link: u32, p: &Packet, app: &App) {
-        Capture::link_sends(self, now, link, p, app);
-    }
-    fn finish(self) -> Vec<CaptureFile> {
-        Capture::finish(self)
-    }
-}
-
 /// A run's captures, fed by the world at each point.
 pub struct Capture {
     spec: CaptureSpec,
@@ -341,108 +317,6 @@ impl Capture {
 
     fn wants(&self, flow: u32) -> bool {
         self.flows.get(flow as usize).is_some_and(|f| f.captured)
-    }
-
-    /// The sender of flow `i` hands `p` to its link (`p` gets its tag).
-    pub fn sender_sends(&mut self, now: Time, p: &mut Packet, app: &App) {
-        if !self.wants(p.flow) {
-            return;
-        }
-        let f = &mut self.flows[p.flow as usize];
-        f.ip_id[0] = f.ip_id[0].wrapping_add(1);
-        let sent = Sent {
-            tsval: ts_ms(now),
-            tsecr: if p.kind == Kind::Syn {
-                0
-            } else {
-                f.snd_ts_recent
-            },
-            window: sender_window(f.mss),
-            ip_id: f.ip_id[0],
-        };
-        self.sent.push(sent);
-        p.tag = self.sent.len() as u32;
-        self.tap_host(Point::Sender, now, p, app);
-    }
-
-    /// An ACK (or SYN-ACK) of flow `p.flow` reaches its sender.
-    pub fn sender_receives(&mut self, now: Time, p: &Packet, app: &App) {
-        if !self.wants(p.flow) || p.tag == 0 {
-            return;
-        }
-        self.tap_host(Point::Sender, now, p, app);
-        let tsval = self.sent[p.tag as usize - 1].tsval;
-        let f = &mut self.flows[p.flow as usize];
-        f.snd_ts_recent = f.snd_ts_recent.max(tsval);
-    }
-
-    /// A data segment or SYN reaches the receiver.
-    pub fn receiver_receives(&mut self, now: Time, p: &Packet, app: &App) {
-        if !self.wants(p.flow) || p.tag == 0 || !matches!(p.kind, Kind::Data | Kind::Syn) {
-            return;
-        }
-        self.tap_host(Point::Receiver, now, p, app);
-        let tsval = self.sent[p.tag as usize - 1].tsval;
-        let f = &mut self.flows[p.flow as usize];
-        // `tcp_store_ts_recent` for a segment at or before `rcv_wup`.
-        if p.kind == Kind::Syn || (p.kind == Kind::Data && p.seq <= f.rcv_wup) {
-            f.rcv_ts_recent = tsval;
-        }
-    }
-
-    /// The receiver sends `p` (an ACK or the SYN-ACK) advertising `window`
-    /// bytes (`p` gets its tag).
-    pub fn receiver_sends(&mut self, now: Time, p: &mut Packet, window: u64, app: &App) {
-        if !self.wants(p.flow) {
-            return;
-        }
-        let f = &mut self.flows[p.flow as usize];
-        f.ip_id[1] = f.ip_id[1].wrapping_add(1);
-        // `tcp_select_window`: the offered window never shrinks (its right
-        // edge never moves left), and with scaling it is rounded up to the
-        // scale's unit (`__tcp_select_window`).
-        let acked = if p.kind == Kind::Ack {
-            app.bytes_in(p.seq, f.mss)
-        } else {
-            0
-        };
-        let window = if p.kind == Kind::Ack {
-            let unit = 1u64 << RECEIVER_WSCALE;
-            (window.div_ceil(unit) * unit).max(f.rcv_right_edge.saturating_sub(acked))
-        } else {
-            window // the SYN-ACK's, not scaled
-        };
-        f.rcv_right_edge = acked + window;
-        let sent = Sent {
-            tsval: ts_ms(now),
-            tsecr: f.rcv_ts_recent,
-            window: window.min(u64::from(u32::MAX)) as u32,
-            ip_id: f.ip_id[1],
-        };
-        if p.kind == Kind::Ack {
-            f.rcv_wup = p.seq;
-        }
-        self.sent.push(sent);
-        p.tag = self.sent.len() as u32;
-        self.tap_host(Point::Receiver, now, p, app);
-    }
-
-    /// Link `link`'s queue sends `p`.
-    pub fn link_sends(&mut self, now: Time, link: u32, p: &Packet, app: &App) {
-        if !self.wants(p.flow) || p.tag == 0 {
-            return;
-        }
-        for k in 0..self.taps.len() {
-            if self.taps[k].link == Some(link) {
-                self.write(k, now, p, app);
-            }
-        }
-    }
-
-    /// Whether any tap sits at a link (the world skips the per-link hook
-    /// otherwise).
-    pub fn at_links(&self) -> bool {
-        self.taps.iter().any(|t| t.link.is_some())
     }
 
     fn tap_host(&mut self, point: Point, now: Time, p: &Packet, app: &App) {
@@ -559,9 +433,108 @@ impl Capture {
         }
         self.taps[k].writer.frame(0, now.0, &self.buf, wire);
     }
+}
 
+impl Taps for Capture {
+    /// The sender of flow `i` hands `p` to its link (`p` gets its tag).
+    fn sender_sends(&mut self, now: Time, p: &mut Packet, app: &App) {
+        if !self.wants(p.flow) {
+            return;
+        }
+        let f = &mut self.flows[p.flow as usize];
+        f.ip_id[0] = f.ip_id[0].wrapping_add(1);
+        let sent = Sent {
+            tsval: ts_ms(now),
+            tsecr: if p.kind == Kind::Syn {
+                0
+            } else {
+                f.snd_ts_recent
+            },
+            window: sender_window(f.mss),
+            ip_id: f.ip_id[0],
+        };
+        self.sent.push(sent);
+        p.tag = self.sent.len() as u32;
+        self.tap_host(Point::Sender, now, p, app);
+    }
+    /// An ACK (or SYN-ACK) of flow `p.flow` reaches its sender.
+    fn sender_receives(&mut self, now: Time, p: &Packet, app: &App) {
+        if !self.wants(p.flow) || p.tag == 0 {
+            return;
+        }
+        self.tap_host(Point::Sender, now, p, app);
+        let tsval = self.sent[p.tag as usize - 1].tsval;
+        let f = &mut self.flows[p.flow as usize];
+        f.snd_ts_recent = f.snd_ts_recent.max(tsval);
+    }
+    /// A data segment or SYN reaches the receiver.
+    fn receiver_receives(&mut self, now: Time, p: &Packet, app: &App) {
+        if !self.wants(p.flow) || p.tag == 0 || !matches!(p.kind, Kind::Data | Kind::Syn) {
+            return;
+        }
+        self.tap_host(Point::Receiver, now, p, app);
+        let tsval = self.sent[p.tag as usize - 1].tsval;
+        let f = &mut self.flows[p.flow as usize];
+        // `tcp_store_ts_recent` for a segment at or before `rcv_wup`.
+        if p.kind == Kind::Syn || (p.kind == Kind::Data && p.seq <= f.rcv_wup) {
+            f.rcv_ts_recent = tsval;
+        }
+    }
+    /// The receiver sends `p` (an ACK or the SYN-ACK) advertising `window`
+    /// bytes (`p` gets its tag).
+    fn receiver_sends(&mut self, now: Time, p: &mut Packet, rcv: &Receiver, app: &App) {
+        if !self.wants(p.flow) {
+            return;
+        }
+        let window = rcv.advertised_window();
+        let f = &mut self.flows[p.flow as usize];
+        f.ip_id[1] = f.ip_id[1].wrapping_add(1);
+        // `tcp_select_window`: the offered window never shrinks (its right
+        // edge never moves left), and with scaling it is rounded up to the
+        // scale's unit (`__tcp_select_window`).
+        let acked = if p.kind == Kind::Ack {
+            app.bytes_in(p.seq, f.mss)
+        } else {
+            0
+        };
+        let window = if p.kind == Kind::Ack {
+            let unit = 1u64 << RECEIVER_WSCALE;
+            (window.div_ceil(unit) * unit).max(f.rcv_right_edge.saturating_sub(acked))
+        } else {
+            window // the SYN-ACK's, not scaled
+        };
+        f.rcv_right_edge = acked + window;
+        let sent = Sent {
+            tsval: ts_ms(now),
+            tsecr: f.rcv_ts_recent,
+            window: window.min(u64::from(u32::MAX)) as u32,
+            ip_id: f.ip_id[1],
+        };
+        if p.kind == Kind::Ack {
+            f.rcv_wup = p.seq;
+        }
+        self.sent.push(sent);
+        p.tag = self.sent.len() as u32;
+        self.tap_host(Point::Receiver, now, p, app);
+    }
+    /// Link `link`'s queue sends `p`.
+    fn link_sends(&mut self, now: Time, link: u32, p: &Packet, app: &App) {
+        if !self.wants(p.flow) || p.tag == 0 {
+            return;
+        }
+        for k in 0..self.taps.len() {
+            if self.taps[k].link == Some(link) {
+                self.write(k, now, p, app);
+            }
+        }
+    }
+    /// Whether any tap sits at a link (the world skips the per-link hook
+    /// otherwise).
+    fn at_links(&self) -> bool {
+        self.taps.iter().any(|t| t.link.is_some())
+    }
     /// The files, one per point, in the order `at` lists them.
-    pub fn finish(self) -> Vec<CaptureFile> {
+    fn finish(self) -> Vec<CaptureFile> {
         self.taps
             .into_iter()
             .map(|t| CaptureFile {

@@ -177,11 +177,11 @@ pub fn read_pcapng(bytes: &[u8]) -> Result<Vec<Frame>, String> {
     Ok(frames)
 }
 
-/// A classic pcap file's frames: (timestamp ns, kept bytes, original length).
+/// A classic pcap file: its link type, snap length and frames (interface 0).
 pub struct PcapFile {
     pub linktype: u32,
     pub snaplen: u32,
-    pub frames: Vec<(u64, Vec<u8>, u32)>,
+    pub frames: Vec<Frame>,
 }
 
 /// Read a classic pcap file (either byte order, microsecond or
@@ -226,7 +226,12 @@ pub fn read_pcap(bytes: &[u8]) -> Result<PcapFile, String> {
             ));
         }
         let ns = u64::from(sec) * 1_000_000_000 + u64::from(frac) * if nanos { 1 } else { 1000 };
-        frames.push((ns, bytes[start..end].to_vec(), orig));
+        frames.push(Frame {
+            interface: 0,
+            ts_ns: ns,
+            data: bytes[start..end].to_vec(),
+            orig_len: orig,
+        });
         o = end;
     }
     Ok(PcapFile {
@@ -255,8 +260,8 @@ pub fn pcap_to_pcapng(
     }
     let mut w = Writer::new(application, comment, pcap.snaplen.max(1));
     let id = w.add_interface(interface);
-    for (ts, data, orig) in &pcap.frames {
-        w.frame(id, ts.saturating_sub(origin_ns), data, *orig);
+    for f in &pcap.frames {
+        w.frame(id, f.ts_ns.saturating_sub(origin_ns), &f.data, f.orig_len);
     }
     Ok((w.into_bytes(), pcap.frames.len()))
 }
@@ -332,8 +337,8 @@ mod tests {
         }
         let f = read_pcap(&p).unwrap();
         assert_eq!(f.frames.len(), 2);
-        assert_eq!(f.frames[0].0, 10_000_005_000);
-        assert_eq!(f.frames[1].0, 11_999_999_000);
+        assert_eq!(f.frames[0].ts_ns, 10_000_005_000);
+        assert_eq!(f.frames[1].ts_ns, 11_999_999_000);
         let (ng, n) = pcap_to_pcapng(&p, "t", "", "eth0", 10_000_000_000).unwrap();
         assert_eq!((blocks(&ng).len(), n), (4, 2));
         let read = read_pcapng(&ng).unwrap();

@@ -42,6 +42,12 @@ fn scenarios() -> Vec<(&'static str, Build)> {
         ("100 cubic, 1 Gbps, 20 ms, 1 BDP, 30 s", || {
             dumbbell("cubic", 100, "1Gbps", 30)
         }),
+        ("1000 cubic, 10 Gbps, 20 ms, 1 BDP, 10 s", || {
+            dumbbell("cubic", 1000, "10Gbps", 10)
+        }),
+        ("10000 cubic, 10 Gbps, 20 ms, 1 BDP, 10 s", || {
+            dumbbell("cubic", 10000, "10Gbps", 10)
+        }),
         ("parking lot, 4 x 1 Gbps, 5 cubic, 30 s", parking_lot),
         ("10 cubic, 1 Gbps trace link, 20 ms, 30 s", trace_link),
     ]

@@ -1,37 +1,69 @@
-//! The event queue: a binary heap keyed by (time, insertion sequence), so
-//! events at the same instant fire in the order they were scheduled and a run
-//! never depends on heap internals.
+//! The event queue, keyed by (time, insertion sequence), so events at the
+//! same instant fire in the order they were scheduled and a run never
+//! depends on the queue's internals: the pop order is the total order of
+//! the keys, whatever structure holds them (`tests/golden.rs` holds the
+//! results of the binary heap this replaced, bit for bit).
+//!
+//! The structure is a calendar queue (Brown, "Calendar queues", CACM 1988)
+//! in the form of a timing wheel: 4096 slots of 16.4 us cover the next
+//! 67 ms, each slot an unsorted list; the current slot's events are sorted
+//! once when the clock reaches it; events beyond the horizon (RTO timers,
+//! long RTTs) wait in a binary heap and join their slot's list when it
+//! comes. A bitmap of occupied slots finds the next one in a few word
+//! operations however sparse the events are. A simulation clock only moves
+//! forward, so an event is never scheduled before the current slot.
+//!
+//! Measured against the binary heap it replaced (whole process, `make
+//! bench`): 10 CUBIC flows at 1 Gbit/s 0.77x, 1,000 flows at 10 Gbit/s
+//! 0.80x; the heap's pops had been a quarter of the run time (about nine
+//! cache-missing levels per pop with 10 flows, sixteen with 10,000).
 
 use crate::units::Time;
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-struct Entry<E> {
-    /// time in the high 64 bits, insertion sequence in the low 64 bits
-    key: u128,
-    ev: E,
-}
+/// log2 of a slot's width in ns: 16.4 us.
+const SHIFT: u32 = 14;
+/// Slots in the wheel: 4096 x 16.4 us = 67 ms ahead of the current slot.
+const SLOTS: usize = 4096;
+const MASK: u64 = SLOTS as u64 - 1;
+const WORDS: usize = SLOTS / 64;
+// One summary word covers every word of the bitmap.
+const _: () = assert!(WORDS <= 64 && SLOTS.is_multiple_of(64));
 
-impl<E> PartialEq for Entry<E> {
+/// An event beyond the wheel's horizon, ordered by key alone.
+struct Far<E>(u128, E);
+impl<E> PartialEq for Far<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
+        self.0 == o.0
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+impl<E> Eq for Far<E> {}
+impl<E> PartialOrd for Far<E> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the smallest key is on top.
-        o.key.cmp(&self.key)
+impl<E> Ord for Far<E> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.cmp(&o.0)
     }
 }
 
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// The wheel: slot s (time >> SHIFT) at position s & MASK, for the
+    /// slots after `cur_slot` up to the horizon, unsorted.
+    slots: Vec<Vec<(u128, E)>>,
+    /// Bit p of word p/64: position p holds events.
+    bits: [u64; WORDS],
+    /// Bit w: word w of `bits` is not zero.
+    summary: u64,
+    /// The current slot's events, sorted by key, largest first.
+    cur: Vec<(u128, E)>,
+    cur_slot: u64,
+    /// Events beyond the horizon, moved into `cur` when their slot comes.
+    far: BinaryHeap<Reverse<Far<E>>>,
+    len: usize,
     seq: u64,
     popped: u64,
 }
@@ -45,34 +77,124 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(256),
+            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
+            bits: [0; WORDS],
+            summary: 0,
+            cur: Vec::new(),
+            cur_slot: 0,
+            far: BinaryHeap::new(),
+            len: 0,
             seq: 0,
             popped: 0,
         }
     }
 
+    /// Schedule `ev` at `at`, which must not be before the current slot
+    /// (the clock never runs backwards).
     pub fn push(&mut self, at: Time, ev: E) {
         let key = ((at.0 as u128) << 64) | self.seq as u128;
         self.seq += 1;
-        self.heap.push(Entry { key, ev });
+        self.len += 1;
+        let slot = at.0 >> SHIFT;
+        assert!(
+            slot >= self.cur_slot,
+            "event scheduled before the current one"
+        );
+        if slot == self.cur_slot {
+            // Largest first: the new key goes after every larger key.
+            let at = self.cur.partition_point(|e| e.0 > key);
+            self.cur.insert(at, (key, ev));
+        } else if slot - self.cur_slot < SLOTS as u64 {
+            let p = (slot & MASK) as usize;
+            self.slots[p].push((key, ev));
+            self.bits[p / 64] |= 1 << (p % 64);
+            self.summary |= 1 << (p / 64);
+        } else {
+            self.far.push(Reverse(Far(key, ev)));
+        }
+    }
+
+    /// The first occupied position at or after `from`, wrapping around.
+    fn next_occupied(&self, from: usize) -> Option<usize> {
+        let w = from / 64;
+        let here = self.bits[w] & (!0u64 << (from % 64));
+        if here != 0 {
+            return Some(w * 64 + here.trailing_zeros() as usize);
+        }
+        let later = self.summary & (!0u64).checked_shl(w as u32 + 1).unwrap_or(0);
+        let w = if later != 0 {
+            later.trailing_zeros() as usize
+        } else if self.summary != 0 {
+            self.summary.trailing_zeros() as usize
+        } else {
+            return None;
+        };
+        Some(w * 64 + self.bits[w].trailing_zeros() as usize)
+    }
+
+    /// Make `cur` hold the next slot's events (if any), sorted.
+    fn advance(&mut self) -> bool {
+        if !self.cur.is_empty() {
+            return true;
+        }
+        if self.len == 0 {
+            return false;
+        }
+        let cur_pos = self.cur_slot & MASK;
+        let wheel = self
+            .next_occupied(((cur_pos + 1) & MASK) as usize)
+            .map(|p| self.cur_slot + ((p as u64).wrapping_sub(cur_pos) & MASK));
+        let far = self.far.peek().map(|e| ((e.0 .0 >> 64) as u64) >> SHIFT);
+        let next = match (wheel, far) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => unreachable!("len > 0"),
+        };
+        self.cur_slot = next;
+        if wheel == Some(next) {
+            let p = (next & MASK) as usize;
+            std::mem::swap(&mut self.cur, &mut self.slots[p]);
+            self.bits[p / 64] &= !(1 << (p % 64));
+            if self.bits[p / 64] == 0 {
+                self.summary &= !(1 << (p / 64));
+            }
+        }
+        while let Some(Reverse(Far(key, _))) = self.far.peek() {
+            if ((key >> 64) as u64) >> SHIFT != next {
+                break;
+            }
+            let Reverse(Far(key, ev)) = self.far.pop().expect("peeked");
+            self.cur.push((key, ev));
+        }
+        self.cur.sort_unstable_by_key(|e| Reverse(e.0));
+        true
     }
 
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
+        if !self.advance() {
+            return None;
+        }
+        let (key, ev) = self.cur.pop().expect("advanced");
+        self.len -= 1;
         self.popped += 1;
-        Some((Time((e.key >> 64) as u64), e.ev))
+        Some((Time((key >> 64) as u64), ev))
     }
 
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+    /// The time of the next event.
+    pub fn peek_time(&mut self) -> Option<Time> {
+        if !self.advance() {
+            return None;
+        }
+        self.cur.last().map(|e| Time((e.0 >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// Events popped so far (the benchmark's "events").
@@ -84,6 +206,7 @@ impl<E> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
 
     #[test]
     fn pops_in_time_order() {
@@ -108,5 +231,44 @@ mod tests {
         }
         assert!(q.pop().is_none());
         assert_eq!(q.processed(), 1001);
+    }
+
+    /// Against a sorted reference, as a simulation uses a queue: pops
+    /// interleaved with pushes at or after the current time, with many
+    /// ties and times far apart.
+    #[test]
+    fn same_order_as_a_sorted_reference() {
+        let mut rng = Rng::stream(7, "sched-test");
+        let mut q = EventQueue::new();
+        let mut reference: std::collections::BTreeMap<(u64, u64), u32> = Default::default();
+        let mut seq = 0u64;
+        let mut now = 0u64;
+        let mut push =
+            |q: &mut EventQueue<u32>, r: &mut std::collections::BTreeMap<_, _>, t: u64, v: u32| {
+                q.push(Time(t), v);
+                r.insert((t, seq), v);
+                seq += 1;
+            };
+        for v in 0..100u32 {
+            push(&mut q, &mut reference, rng.next_u64() % 1000, v);
+        }
+        for step in 0..200_000u32 {
+            if reference.is_empty() || rng.next_u64() % 100 < 48 {
+                let dt = match rng.next_u64() % 4 {
+                    0 => 0,
+                    1 => rng.next_u64() % 10,
+                    2 => rng.next_u64() % 1_000_000,
+                    _ => rng.next_u64() % (1 << 40),
+                };
+                push(&mut q, &mut reference, now + dt, step);
+            } else {
+                let (&(t, s), &v) = reference.iter().next().unwrap();
+                reference.remove(&(t, s));
+                assert_eq!(q.peek_time(), Some(Time(t)));
+                assert_eq!(q.pop(), Some((Time(t), v)));
+                now = t;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
     }
 }

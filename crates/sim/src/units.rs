@@ -11,6 +11,27 @@ pub const NS_PER_US: u64 = 1_000;
 pub const NS_PER_MS: u64 = 1_000_000;
 pub const NS_PER_S: u64 = 1_000_000_000;
 
+/// `n / d` in 128 bits, divided in 64 where both fit: the same integer, but
+/// a u128 division is a library call (`__udivti3`) on the per-ACK path.
+#[inline]
+pub fn div128(n: u128, d: u128) -> u128 {
+    if (n | d) >> 64 == 0 {
+        (n as u64 / d as u64) as u128
+    } else {
+        n / d
+    }
+}
+
+/// `n / d` rounded up, as `div128`.
+#[inline]
+pub fn div128_ceil(n: u128, d: u128) -> u128 {
+    if (n | d) >> 64 == 0 {
+        (n as u64).div_ceil(d as u64) as u128
+    } else {
+        n.div_ceil(d)
+    }
+}
+
 /// An instant of simulated time, in nanoseconds since the start of the run.
 /// Units live in these types; in a normalized scenario (JSON) each is its
 /// integer, in the unit its field's name says (`_ns`, `_bps`, `_bytes`).
@@ -224,21 +245,21 @@ impl Rate {
             return Dur::ZERO;
         }
         let num = b.0 as u128 * 8 * NS_PER_S as u128;
-        Dur(num.div_ceil(self.0 as u128) as u64)
+        Dur(div128_ceil(num, self.0 as u128) as u64)
     }
     /// Bytes sent at this rate in `d` (truncated).
     pub fn bytes_in(self, d: Dur) -> Bytes {
         if self.is_inf() {
             return Bytes(u64::MAX);
         }
-        Bytes((self.0 as u128 * d.0 as u128 / (8 * NS_PER_S as u128)) as u64)
+        Bytes(div128(self.0 as u128 * d.0 as u128, 8 * NS_PER_S as u128) as u64)
     }
     /// Rate that moves `b` in `d`.
     pub fn from_bytes_over(b: Bytes, d: Dur) -> Rate {
         if d.0 == 0 {
             return Rate::INF;
         }
-        Rate((b.0 as u128 * 8 * NS_PER_S as u128 / d.0 as u128) as u64)
+        Rate(div128(b.0 as u128 * 8 * NS_PER_S as u128, d.0 as u128) as u64)
     }
     pub fn mul_f64(self, k: f64) -> Rate {
         if self.is_inf() {

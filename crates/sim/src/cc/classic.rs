@@ -199,8 +199,10 @@ pub fn default_pacing_rate(w: &Window, mss: u32, packets_out: u32, srtt_ns: u64)
         PACING_CA_RATIO
     };
     let pkts = w.cwnd.max(packets_out) as u128;
-    let bytes_per_sec =
-        mss as u128 * ratio as u128 * pkts * 1_000_000_000 / (100 * srtt_ns.max(1) as u128);
+    let bytes_per_sec = crate::units::div128(
+        mss as u128 * ratio as u128 * pkts * 1_000_000_000,
+        100 * srtt_ns.max(1) as u128,
+    );
     Rate::from_bytes_per_sec(bytes_per_sec.min(u64::MAX as u128 / 8) as u64)
 }
 

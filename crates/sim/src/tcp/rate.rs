@@ -172,10 +172,10 @@ impl DeliveryState {
         if self.rate_interval_us == 0 {
             return Rate(0);
         }
-        Rate(
-            (self.rate_delivered as u128 * mss as u128 * 8 * 1_000_000
-                / self.rate_interval_us as u128) as u64,
-        )
+        Rate(crate::units::div128(
+            self.rate_delivered as u128 * mss as u128 * 8 * 1_000_000,
+            self.rate_interval_us as u128,
+        ) as u64)
     }
 
     /// `tcp_rate_check_app_limited`, once the caller has checked that the

@@ -1095,8 +1095,10 @@ impl Sender {
         self.wstamp = self.wstamp.max(now);
         let rate = self.cc.as_ref().map_or(Rate::INF, |c| c.pacing_rate());
         if self.is_paced() && !rate.is_inf() && rate.0 > 0 && self.data_segs_out >= UNPACED_SEGS {
-            let len_ns =
-                (payload as u128 * 1_000_000_000 / rate.bytes_per_sec().max(1) as u128) as u64;
+            let len_ns = crate::units::div128(
+                payload as u128 * 1_000_000_000,
+                rate.bytes_per_sec().max(1) as u128,
+            ) as u64;
             let credit = self.wstamp.since(prior).0;
             self.wstamp += Dur(len_ns - (len_ns / 2).min(credit));
         }

@@ -87,8 +87,8 @@ pub fn bw_sample(rs: &RateSample, rounding: Rounding) -> Option<u64> {
     let num = rs.delivered as u128 * BW_UNIT as u128;
     let den = rs.interval_us as u128;
     let bw = match rounding {
-        Rounding::Down => num / den,
-        Rounding::Up => num.div_ceil(den),
+        Rounding::Down => crate::units::div128(num, den),
+        Rounding::Up => crate::units::div128_ceil(num, den),
     };
     Some(bw.min(u64::MAX as u128) as u64)
 }

@@ -5,8 +5,51 @@
 
 use ccarena_sim::scenario::normalize_json;
 use serde_json::json;
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
+
+/// The system allocator, counting the bytes live and their peak, so the
+/// benchmark can say what the scenario, the flows' state and the run's
+/// packets and results each hold.
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
+            PEAK.fetch_max(now, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new > l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn mib(b: usize) -> f64 {
+    b as f64 / (1024.0 * 1024.0)
+}
 
 fn dumbbell(cc: &str, n: u32, rate: &str, secs: u32) -> serde_json::Value {
     json!({
@@ -106,18 +149,35 @@ fn run_one(idx: usize) {
             return;
         }
     };
+    let flows = sc.flows.len();
+    let scenario = LIVE.load(Relaxed);
     let t0 = Instant::now();
-    let r = ccarena_sim::world::run(&sc);
+    let world = ccarena_sim::world::World::new(&sc);
+    let built = LIVE.load(Relaxed);
+    PEAK.store(built, Relaxed);
+    let r = world.run();
     let wall = t0.elapsed().as_secs_f64();
     let s = r.stats;
+    let tables: usize = r
+        .tables
+        .iter()
+        .flat_map(|t| &t.columns)
+        .map(|c| c.data.len() * 8)
+        .sum();
     println!(
-        "OK {:.3} {:.1} {:.0} {:.0} {:.1} {}",
+        "OK {:.3} {:.1} {:.0} {:.0} {:.1} {} {:.0} {:.1} {:.1} {:.1} {:.1}",
         wall,
         s.sim_time_ns as f64 / 1e9 / wall,
         s.bottleneck_packets as f64 / wall,
         s.events as f64 / wall,
         peak_rss_mib(),
-        s.bottleneck_packets
+        s.bottleneck_packets,
+        wall * 1e9 / s.bottleneck_packets as f64,
+        // bytes of flow state per flow as built, in KiB
+        (built - scenario) as f64 / flows as f64 / 1024.0,
+        mib(scenario),
+        mib(PEAK.load(Relaxed)),
+        mib(tables),
     );
 }
 
@@ -129,8 +189,18 @@ fn main() {
     }
     let exe = std::env::current_exe().expect("own path");
     println!(
-        "{:<40} {:>8} {:>10} {:>14} {:>14} {:>9}",
-        "scenario", "wall s", "sim s/s", "bneck pkts/s", "events/s", "peak MiB"
+        "{:<40} {:>7} {:>8} {:>12} {:>12} {:>7} {:>9} {:>10} {:>9} {:>9} {:>9}",
+        "scenario",
+        "wall s",
+        "sim s/s",
+        "bneck pkt/s",
+        "events/s",
+        "ns/pkt",
+        "peak MiB",
+        "KiB/flow",
+        "scen MiB",
+        "heap MiB",
+        "tabl MiB"
     );
     for (i, (name, _)) in scenarios().iter().enumerate() {
         let out = Command::new(&exe)
@@ -141,8 +211,8 @@ fn main() {
         let f: Vec<&str> = line.split_whitespace().collect();
         match f.first() {
             Some(&"OK") => println!(
-                "{:<40} {:>8} {:>10} {:>14} {:>14} {:>9}",
-                name, f[1], f[2], f[3], f[4], f[5]
+                "{:<40} {:>7} {:>8} {:>12} {:>12} {:>7} {:>9} {:>10} {:>9} {:>9} {:>9}",
+                name, f[1], f[2], f[3], f[4], f[7], f[5], f[8], f[9], f[10], f[11]
             ),
             _ => println!("{name:<40} skipped: {}", line.trim()),
         }

@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 # directory is not on PATH, or pyenv has not rehashed its shims yet).
 CCARENA := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/ccarena
 
-.PHONY: demo test bench fmt lint install install-test reproduce-quick sweep-bench bottleneck
+.PHONY: demo test bench fmt lint install install-test reproduce-quick sweep-bench bottleneck bench-ns3
 
 install:
 	$(PIP) install .
@@ -43,6 +43,11 @@ reproduce-quick: install
 # 100 small runs with --jobs 1 and --jobs 2: the local pool's speed-up.
 sweep-bench: install
 	$(PYTHON) benches/sweep_speedup.py
+
+# ccarena and ns-3 (Debian's libns3-dev) on the same dumbbell scenarios, whole
+# processes timed side by side (benches/ns3_compare.py; --quick for a test).
+bench-ns3: install
+	$(PYTHON) benches/ns3_compare.py
 
 fmt:
 	cargo fmt --all

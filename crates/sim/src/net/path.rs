@@ -23,7 +23,9 @@ pub struct Impairments {
 pub struct Path {
     rate: Rate,
     delay: Dur,
-    imp: Option<Impairments>,
+    /// Boxed: most paths have none, and its size would sit between the
+    /// fields every packet reads.
+    imp: Option<Box<Impairments>>,
     /// The hosts' turnaround added to each packet (the simulator's ACK paths).
     host: Option<HostNoise>,
     /// Data segments and ACKs this path lost at random (what `segs_sent`
@@ -87,7 +89,7 @@ impl Path {
 
     pub fn with_impairments(mut self, imp: Impairments) -> Self {
         let trivial = matches!(imp.loss, LossModel::None) && matches!(imp.jitter, Jitter::None);
-        self.imp = (!trivial).then_some(imp);
+        self.imp = (!trivial).then(|| Box::new(imp));
         self
     }
 

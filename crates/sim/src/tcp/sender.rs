@@ -118,7 +118,8 @@ enum Phase {
 
 pub struct Sender {
     cfg: SenderConfig,
-    cc_cfg: CcConfig,
+    /// Read once, when the connection is established (boxed: cold).
+    cc_cfg: Box<CcConfig>,
     cc: Option<AnyCc>,
     app: App,
     total_segs: Option<u32>,
@@ -183,7 +184,7 @@ impl Sender {
         let push = PushMarks::new(cfg.push_marks);
         Sender {
             cfg,
-            cc_cfg,
+            cc_cfg: Box::new(cc_cfg),
             cc: None,
             app,
             total_segs,

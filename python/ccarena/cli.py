@@ -145,8 +145,18 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", metavar="DIR", help="where to write index.html (default: DIR/report/)")
 
     rr = sub.add_parser("reproduce", help="run an experiment of the catalog and draw its figure")
-    rr.add_argument("target", metavar="ID|PAPER", help="an id (bbq/fig3) or a paper (bbq); see ccarena list")
+    rr.add_argument(
+        "target",
+        metavar="ID|PAPER|all",
+        help="an id (bbq/fig3), a paper (bbq) or all of them; see ccarena list",
+    )
     rr.add_argument("--quick", action="store_true", help="the quick form: shorter runs, fewer points")
+    rr.add_argument(
+        "--estimate",
+        action="store_true",
+        help="run nothing: print each id's runs, flows, bottleneck packets and estimated hours "
+        "on 1 worker and on --jobs workers",
+    )
     rr.add_argument("--out", metavar="DIR", help="root directory (default: results/reproduce/)")
     rr.add_argument(
         "--yes",

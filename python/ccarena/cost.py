@@ -8,12 +8,27 @@ events they cause, the rows of the sampled tables and the memory those take.
 Python); ``check_points`` does the same for the number of sweep points and
 ``check_sweep_flows`` for their flows.
 ``validate`` prints the estimate.
+
+Wall time. ``NS_PER_PACKET`` is the simulator's measured time per
+bottleneck packet against the number of flows sending at once (README,
+"Performance"), interpolated linearly in log10(flows) between its points and
+clamped at both ends; ``active_flows`` counts the flows that can send at
+once (successive flows of a ``repeat`` chain count once, a sized flow only
+while it could be sending). ``Cost.wall_s`` is one run's simulation and
+``Cost.run_s`` adds ``RUN_OVERHEAD_S`` for everything around it;
+``makespan`` spreads such runs over workers as a sweep does (longest first).
+Since packets are the capacity's upper bound, so are the times, for links
+the flows do not keep busy.
 """
 
 from __future__ import annotations
 
-import json
+import heapq
+import itertools
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .scenario import Scenario, ScenarioError
 
@@ -21,20 +36,44 @@ __all__ = [
     "LIMITS",
     "MAX_POINTS",
     "MAX_SWEEP_FLOWS",
+    "NS_PER_PACKET",
+    "RUN_OVERHEAD_S",
     "Cost",
+    "active_flows",
     "check",
     "check_points",
     "check_sweep_flows",
     "estimate",
+    "makespan",
+    "ns_per_packet",
 ]
 
-#: Simulated bottleneck packets per wall second on the reference machine
-#: (README, "Performance": 2-3 million), for the time estimate only.
-PACKETS_PER_S = 2.0e6
+#: Wall nanoseconds per bottleneck packet against the flows sending at once,
+#: for the time estimates only: ``cargo bench -p ccarena-sim`` (README,
+#: "Performance"), one core of this project's 2-core machines, model
+#: version 7, calendar event queue, medians of three: CUBIC at 10 Gbit/s,
+#: 1 flow 141 ns, 10 flows 162 (187 at 1 Gbit/s, 247 at 100 Mbit/s, where
+#: more events fall on each packet), 100 flows 246, 1,000 flows 605, 10,000
+#: flows 1,768. Rounded up to the 1 Gbit/s figure at 10 flows and below;
+#: between the points linear in log10(flows), clamped at the ends.
+NS_PER_PACKET: tuple[tuple[int, float], ...] = (
+    (1, 190.0),
+    (10, 190.0),
+    (100, 250.0),
+    (1_000, 610.0),
+    (10_000, 1_770.0),
+)
+
+#: Wall seconds per run besides its simulation, inside a sweep
+#: (``Cost.run_s``; ``ccarena reproduce`` runs sweeps): a sweep's workers
+#: start once, and a trivial run then costs about 0.02 s (building it,
+#: writing its tables). A whole ``ccarena run`` process adds its start-up,
+#: 0.73-0.79 s, which no estimate here includes.
+RUN_OVERHEAD_S = 0.02
 
 #: Above any of these a run is refused unless forced: 500 million
-#: bottleneck packets (about 4 minutes at 2 million/s; 100 Gbit/s for 30 s
-#: is half of it), 4 GiB of tables, 50 million sample rows.
+#: bottleneck packets (2-4 minutes at 200-480 ns a packet; 100 Gbit/s for
+#: 30 s is half of it), 4 GiB of tables, 50 million sample rows.
 LIMITS = {"events": 2e9, "memory_bytes": 4 * 2**30, "sample_rows": 5e7}
 
 #: Sweep points above which a sweep is refused unless forced (before any
@@ -57,24 +96,114 @@ class Cost:
     sample_rows: float
     queue_rows: float
     memory_bytes: float
+    #: The most flows sending at once (``active_flows``), which sets the time per packet.
+    active_flows: int = 1
+
+    @property
+    def ns_per_packet(self) -> float:
+        return ns_per_packet(self.active_flows)
 
     @property
     def wall_s(self) -> float:
-        """Rough wall time at ``PACKETS_PER_S``."""
-        return self.bottleneck_packets / PACKETS_PER_S
+        """Rough wall time of the simulation: the packets at ``ns_per_packet``."""
+        return self.bottleneck_packets * self.ns_per_packet * 1e-9
+
+    @property
+    def run_s(self) -> float:
+        """Rough wall time of the run in a sweep: ``wall_s`` + ``RUN_OVERHEAD_S``."""
+        return self.wall_s + RUN_OVERHEAD_S
 
     def describe(self) -> str:
+        n = self.active_flows
         return (
             f"~{self.bottleneck_packets:.3g} packets at the bottleneck (~{_duration(self.wall_s)} at "
-            f"{PACKETS_PER_S / 1e6:g} million packets/s), {self.sample_rows:.3g} sample rows, "
-            f"~{_bytes(self.memory_bytes)} of tables"
+            f"~{self.ns_per_packet:.0f} ns a packet for {n:,} flow{'s' if n != 1 else ''} at once), "
+            f"{self.sample_rows:.3g} sample rows, ~{_bytes(self.memory_bytes)} of tables"
         )
 
 
 def estimate(scn: Scenario) -> Cost:
     from . import _core
 
-    return Cost(**_core.cost(json.dumps(scn.normalized)))
+    return Cost(**_core.cost(scn.core_json), active_flows=active_flows(scn.normalized))
+
+
+def ns_per_packet(flows: float) -> float:
+    """Wall nanoseconds per bottleneck packet with ``flows`` sending at once
+    (``NS_PER_PACKET``, linear in log10(flows), clamped at the ends)."""
+    points = NS_PER_PACKET
+    if flows <= points[0][0]:
+        return points[0][1]
+    for (f0, t0), (f1, t1) in itertools.pairwise(points):
+        if flows <= f1:
+            x = (math.log10(flows) - math.log10(f0)) / (math.log10(f1) - math.log10(f0))
+            return t0 + x * (t1 - t0)
+    return points[-1][1]
+
+
+def active_flows(normalized: dict[str, Any]) -> int:
+    """The most flows of a normalized scenario that can send at once: a flow
+    that starts ``after`` another completes takes that one's place (a
+    ``repeat`` chain counts once, until the end of the run); a bulk flow
+    sends from its start to its ``stop`` (or the end); a sized flow at most
+    from its start until it could have finished alone on its slowest link
+    (one RTT of handshake, its bytes at the link's rate, one RTT for the last
+    ACK; a lower bound, so this count is too). At least 1."""
+    flows = normalized.get("flows") or []
+    end = float(normalized.get("duration_ns") or 0)
+    chained = {int(f["after"]["flow"]) for f in flows if isinstance(f.get("after"), dict)}
+    rates = _link_rates(normalized)
+    edges: list[tuple[float, int]] = []
+    for f in flows:
+        if f.get("after"):
+            continue  # in its predecessor's place
+        start = float(f.get("start_ns") or 0)
+        stop = f.get("stop_ns")
+        finish = float(stop) if stop is not None else end
+        size = f.get("size_bytes")
+        chunks = f.get("chunks") or []
+        if chunks:
+            size = sum(int(b) for _, b in chunks)
+        rate = min((rates.get(i, 0.0) for i in f.get("route") or [0]), default=0.0)
+        if size is not None and rate > 0 and int(f.get("id", -1)) not in chained:
+            mss = int(f.get("mss") or 1448)
+            wire = int(size) + -(-int(size) // mss) * 66
+            last = max((float(o) for o, _ in chunks), default=0.0)
+            finish = min(finish, start + last + 2 * float(f.get("rtt_ns") or 0) + wire * 8e9 / rate)
+        edges += [(start, 1), (max(finish, start), -1)]
+    most = now = 0
+    for _, step in sorted(edges, key=lambda e: (e[0], -e[1])):
+        now += step
+        most = max(most, now)
+    return max(1, most)
+
+
+def _link_rates(normalized: dict[str, Any]) -> dict[int, float]:
+    """Link index -> its slowest rate in bit/s over its schedule (a trace's
+    mean rate); the dumbbell's bottleneck is link 0."""
+    links = normalized.get("links") or [normalized.get("bottleneck") or {}]
+    out = {}
+    for i, link in enumerate(links):
+        if not isinstance(link, dict):
+            continue
+        rates = [link.get("rate_bps"), *(step[1] for step in link.get("rate_schedule") or [])]
+        rates = [float(r) for r in rates if isinstance(r, int | float)]
+        if rates and min(rates) > 0:
+            out[i] = min(rates)
+    return out
+
+
+def makespan(seconds: Iterable[float], workers: int) -> float:
+    """Wall time of runs of ``seconds`` each on ``workers`` workers that each
+    take the next run as they come free, the runs submitted longest first
+    (LPT list scheduling, as ``run_sweep`` submits them); the sum on one."""
+    times = sorted((float(s) for s in seconds), reverse=True)
+    if workers <= 1 or len(times) <= 1:
+        return sum(times)
+    loads = [0.0] * min(workers, len(times))
+    for t in times:
+        heapq.heapreplace(loads, loads[0] + t)
+    return max(loads)
 
 
 def check(scn: Scenario, force: bool = False) -> Cost:

@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .cost import estimate
 from .errors import StoreError, SweepError
 from .results import Results
 from .scenario import Scenario
@@ -310,7 +311,11 @@ def run_sweep(
 
     todo: list[Job] = []
     seen: set[str] = set()
+    seconds: dict[int, float] = {}
+    run_s = 0.0
     for p in points:
+        if p.repeat == 0:  # points come grid point by grid point; the repeats cost the same
+            run_s = estimate(p.scenario).run_s
         if p.hash in seen:
             continue
         seen.add(p.hash)
@@ -318,6 +323,13 @@ def run_sweep(
         if not force and is_complete(target, p.hash):
             continue
         todo.append(Job(p.index, p.scenario.core_json, p.hash, str(target)))
+        seconds[p.index] = run_s
+    # Longest first (ties in point order): the workers take runs in this
+    # order, so the last to start are the shortest and the pool ends nearly
+    # together (LPT list scheduling, ``cost.makespan``). The order changes no
+    # result: each run is written to its own directory, named by its hash,
+    # and the index is rebuilt in point order.
+    todo.sort(key=lambda job: -seconds[job.index])
     total = len(seen)
     cached = total - len(todo)
     workers = jobs if jobs is not None else default_jobs()

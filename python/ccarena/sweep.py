@@ -56,6 +56,7 @@ __all__ = [
     "column_name",
     "derive_seed",
     "expand",
+    "iter_grid",
     "iter_points",
     "parse_sweep",
 ]
@@ -253,6 +254,32 @@ def iter_points(scn: Scenario, spec: SweepSpec | None = None, *, yes: bool = Fal
     if not any(k == "flows" or k.startswith("flows.") for k in spec.keys):  # every point has the base's flows
         check_sweep_flows(spec.size * len(scn.normalized["flows"]), scn.source, force=yes)
     index = flows = 0
+    for values, ovs, base in _combos(scn, spec):
+        for r in range(spec.repeats):
+            seed = derive_seed(base, r)
+            concrete = _concrete(scn, ovs, seed, r)
+            if r == 0:
+                check(concrete, force=yes)  # the repeats cost the same
+            flows += len(concrete.normalized["flows"])
+            check_sweep_flows(flows, scn.source, force=yes)
+            yield Point(index, dict(values), r, seed, concrete)
+            index += 1
+
+
+def iter_grid(scn: Scenario, spec: SweepSpec | None = None) -> Iterator[Point]:
+    """Each point of the grid once, at repeat 0 (``index`` counts these),
+    checked by the core but not against the cost limits: what an estimate
+    needs, since the repeats differ only in their seed, which changes no
+    cost. ``spec.repeats`` runs of each make the sweep."""
+    if spec is None:
+        spec = parse_sweep(scn.sweep, scn.source)
+    for index, (values, ovs, base) in enumerate(_combos(scn, spec)):
+        seed = derive_seed(base, 0)
+        yield Point(index, dict(values), 0, seed, _concrete(scn, ovs, seed, 0))
+
+
+def _combos(scn: Scenario, spec: SweepSpec) -> Iterator[tuple[dict[str, Any], list[Override], int]]:
+    """The grid in order: each point's swept values, their overrides and its base seed."""
     for combo in itertools.product(*(a.values for a in spec.axes)):
         values: dict[str, Any] = {}
         ovs: list[Override] = []
@@ -266,15 +293,11 @@ def iter_points(scn: Scenario, spec: SweepSpec | None = None, *, yes: bool = Fal
                 apply_override(doc, ov)
             except ValueError as e:
                 raise ScenarioError(scn.source, f"sweep.{ov.field}", str(e)) from None
-        base = _base_seed(doc)
-        for r in range(spec.repeats):
-            seed = derive_seed(base, r)
-            concrete = Scenario.from_dict(
-                scn.raw, source=scn.source, overrides=[*ovs, Override(("seed",), seed, f"repeat {r}")]
-            )
-            if r == 0:
-                check(concrete, force=yes)  # the repeats cost the same
-            flows += len(concrete.normalized["flows"])
-            check_sweep_flows(flows, scn.source, force=yes)
-            yield Point(index, dict(values), r, seed, concrete)
-            index += 1
+        yield values, ovs, _base_seed(doc)
+
+
+def _concrete(scn: Scenario, ovs: list[Override], seed: int, repeat: int) -> Scenario:
+    """Repeat ``repeat`` (seed ``seed``) of the point the overrides ``ovs`` make."""
+    return Scenario.from_dict(
+        scn.raw, source=scn.source, overrides=[*ovs, Override(("seed",), seed, f"repeat {repeat}")]
+    )

@@ -1,7 +1,8 @@
 """The experiment catalog: every experiment of ../../shared/experiments.md
-(four papers), one module per paper. ``ccarena reproduce ID|PAPER`` runs an
-id's sweep (``--quick``: its short form), draws the paper's figure with the
-plotted numbers as CSV, checks the id's expectations and writes a report.
+(four papers), one module per paper. ``ccarena reproduce ID|PAPER|all`` runs
+an id's sweep (``--quick``: its short form), draws the paper's figure with the
+plotted numbers as CSV, checks the id's expectations and writes a report;
+``--estimate`` runs nothing and prints what that would cost (estimate.py).
 
 Ids whose mechanisms the installed core lacks (a congestion control, a
 queue discipline, a path impairment, a workload) are listed with what they
@@ -17,9 +18,13 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from ..cost import NS_PER_PACKET, RUN_OVERHEAD_S
+from ..executors import default_jobs
+from ..termtable import Rows
 from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
 from .base import REGISTRY, Entry
 from .capabilities import available, describe, missing
+from .estimate import estimate_entries
 
 __all__ = [
     "PAPERS",
@@ -28,9 +33,12 @@ __all__ = [
     "Entry",
     "Unavailable",
     "catalog_table",
+    "estimate_report",
     "findings_table",
     "lookup",
+    "print_estimate",
     "reproduce",
+    "wall_time",
 ]
 
 PAPERS = {
@@ -51,8 +59,10 @@ class Unavailable(RuntimeError):
 
 
 def lookup(target: str) -> list[Entry]:
-    """The entries of an id (``bbq/fig3``) or a paper (``bbq``)."""
+    """The entries of an id (``bbq/fig3``), a paper (``bbq``) or ``all``."""
     target = target.strip().rstrip("/")
+    if target == "all":
+        return list(REGISTRY.values())
     if target in REGISTRY:
         return [REGISTRY[target]]
     if target in PAPERS:
@@ -173,6 +183,8 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
     from ..report import write_report
     from ..scenario import Scenario
 
+    if getattr(args, "estimate", False):
+        return print_estimate(target, args, out, err)
     entries = lookup(target)
     root = Path(args.out) if args.out else DEFAULT_ROOT
     worst = 0
@@ -229,6 +241,105 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
         )
         out.print(_findings_summary(all_rows))
     return worst
+
+
+def print_estimate(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
+    """``ccarena reproduce TARGET --estimate``: what running it would cost,
+    one row per id (``estimate.estimate_entries``); nothing runs, nothing is
+    written. The exit status is 3 when an id waits for a mechanism, else 0."""
+    from ..cli import EXIT_UNAVAILABLE
+
+    entries = lookup(target)
+    jobs = args.jobs or default_jobs()
+    options = {k: getattr(args, k, None) for e in entries for k in e.options}
+    with err.status(f"estimating {target} …") as st:
+        costs = estimate_entries(
+            entries, args.quick, options, progress=lambda i: st.update(f"estimating {i} …")
+        )
+    for t in estimate_report(costs, jobs, f"{target}{' (quick form)' if args.quick else ' (full form)'}"):
+        out.print(t)
+    waiting = [c for c in costs if c.missing]
+    for c in waiting:
+        err.print(Text.assemble(("not estimated", "yellow"), f" {c.id}: waits for {', '.join(c.missing)}"))
+    return EXIT_UNAVAILABLE if waiting else 0
+
+
+def estimate_report(costs: list[Any], jobs: int, what: str) -> list[Any]:
+    """The table of ``estimate_entries``' costs and the lines under it."""
+
+    times = [1] if jobs == 1 else [1, jobs]
+    t = Rows(
+        f"{what}: estimated cost, nothing run",
+        [
+            ("id", "left"),
+            ("runs", "right"),
+            ("flows", "right"),
+            ("G pkts", "right"),
+            *((f"{n} job{'s' if n != 1 else ''}", "right") for n in times),
+        ],
+    )
+    for c in costs:
+        if c.missing:
+            t.add_row(c.id, "-", "-", "-", *(["waits"] * len(times)))
+            continue
+        mark = ("*" if c.shared_with else "") + ("!" if c.over_limits else "")
+        t.add_row(
+            c.id + (f" {mark}" if mark else ""),
+            f"{c.runs:,}",
+            f"{c.flows:,}",
+            _sig(c.packets / 1e9),
+            *(wall_time(c.hours(n) * 3600) for n in times),
+        )
+    done = [c for c in costs if not c.missing]
+    runs = sum(len(c.new_seconds) for c in done)
+    packets = sum(c.new_packets for c in done)
+    one = sum(c.new_hours(1) for c in done) * 3600
+    many = sum(c.new_hours(jobs) for c in done) * 3600
+    notes = []
+    if len(costs) > 1:
+        t.add_row(
+            "total",
+            f"{runs:,}",
+            f"{max((c.flows for c in done), default=0):,}",
+            _sig(packets / 1e9),
+            *[wall_time(one), wall_time(many)][: len(times)],
+        )
+        on_n = f", ~{wall_time(many)} on {jobs} workers" if jobs != 1 else ""
+        notes.append(
+            f"total: {runs:,} runs, {_sig(packets / 1e9)} G bottleneck packets, ~{wall_time(one)} on 1 "
+            f"worker{on_n} (one id after another, each sweep's runs longest first)."
+        )
+    notes.append(
+        "flows: the most in one run. G pkts: the bottleneck's capacity in full frames, an upper bound. "
+        f"A run takes its packets at {NS_PER_PACKET[0][1]:.0f}-{NS_PER_PACKET[-1][1]:,.0f} ns each (by "
+        f"the flows sending at once) + {RUN_OVERHEAD_S:g} s (python/ccarena/cost.py)."
+    )
+    if any(c.shared_with for c in done):
+        notes.append("* its runs are an earlier id's (one experiment directory): counted once in the total.")
+    if any(c.over_limits for c in done):
+        notes.append("! above the cost limits: reproduce it with --yes.")
+    return [t, *(Text(n) for n in notes)]
+
+
+def wall_time(s: float) -> str:
+    """Seconds as a short duration: ``45 s``, ``4.1 min``, ``1.25 h``, ``34.8 h``."""
+    if s < 60:
+        return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
+    if s < 3600:
+        return f"{s / 60:.1f} min" if s < 600 else f"{s / 60:.0f} min"
+    return f"{_sig(s / 3600)} h"
+
+
+def _sig(x: float) -> str:
+    """Three significant digits, at most two decimals, thousands separated."""
+    import math
+
+    if x == 0:
+        return "0"
+    if x < 0.005:
+        return "<0.01"
+    decimals = min(2, max(0, 2 - math.floor(math.log10(x))))
+    return f"{x:,.{decimals}f}"
 
 
 def capabilities() -> frozenset[str]:

@@ -88,7 +88,12 @@ fn scenarios() -> Vec<(String, Build)> {
         );
     }
     // Rates: 10 CUBIC flows, 1 BDP.
-    for (rate, dur) in [("100Mbps", "60s"), ("1Gbps", "30s"), ("10Gbps", "3s"), ("100Gbps", "2s")] {
+    for (rate, dur) in [
+        ("100Mbps", "60s"),
+        ("1Gbps", "30s"),
+        ("10Gbps", "3s"),
+        ("100Gbps", "2s"),
+    ] {
         add(
             format!("rate: 10 cubic, {rate}, {dur}"),
             Box::new(move || dumbbell("cubic", 10, rate, "1BDP", dur)),
@@ -108,8 +113,14 @@ fn scenarios() -> Vec<(String, Build)> {
             Box::new(move || dumbbell(cc, 10, "1Gbps", "1BDP", "10s")),
         );
     }
-    add("network: parking lot, 4 x 1 Gbps, 5 cubic, 30 s".into(), Box::new(parking_lot));
-    add("network: 10 cubic, 1 Gbps trace link, 30 s".into(), Box::new(trace_link));
+    add(
+        "network: parking lot, 4 x 1 Gbps, 5 cubic, 30 s".into(),
+        Box::new(parking_lot),
+    );
+    add(
+        "network: 10 cubic, 1 Gbps trace link, 30 s".into(),
+        Box::new(trace_link),
+    );
     v
 }
 
@@ -208,7 +219,15 @@ fn main() {
     let only: Option<String> = args.iter().skip(1).find(|a| !a.starts_with('-')).cloned();
     println!(
         "{:<44} {:>7} {:>8} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8}",
-        "scenario", "wall s", "Mpkts", "ns/pkt", "ev/pkt", "peak MiB", "heap MiB", "tables", "KiB/flow"
+        "scenario",
+        "wall s",
+        "Mpkts",
+        "ns/pkt",
+        "ev/pkt",
+        "peak MiB",
+        "heap MiB",
+        "tables",
+        "KiB/flow"
     );
     for (i, (name, _)) in scenarios().iter().enumerate() {
         if only.as_deref().is_some_and(|o| !name.contains(o)) {

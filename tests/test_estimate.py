@@ -6,6 +6,7 @@ submit their runs longest first with the same results as in point order."""
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def test_time_per_packet_follows_the_measured_points():
     assert ns_per_packet(hi * 100) == ns_per_packet(hi) == t_hi
     # linear in log10(flows): the geometric middle of two points is the
     # arithmetic middle of their times, a third of the way a third
-    for (a, ta), (b, tb) in zip(NS_PER_PACKET, NS_PER_PACKET[1:]):
+    for (a, ta), (b, tb) in itertools.pairwise(NS_PER_PACKET):
         assert ns_per_packet(math.sqrt(a * b)) == pytest.approx((ta + tb) / 2)
         assert ns_per_packet(a * (b / a) ** (1 / 3)) == pytest.approx(ta + (tb - ta) / 3)
 

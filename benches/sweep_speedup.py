@@ -26,11 +26,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--jobs", default="1,2")
+    ap.add_argument("--duration", default="30s", help="simulated time of each run")
     ap.add_argument("--ray-nodes", type=int, default=0, help="also on a local Ray cluster of N one-CPU nodes")
     args = ap.parse_args()
     doc = {
         "name": "speedup",
-        "duration": "30s",
+        "duration": args.duration,
         "seed": 1,
         "bottleneck": {"rate": "100Mbps", "buffer": "1BDP"},
         "flows": [{"cc": "cubic", "rtt": "20ms"}, {"cc": "reno", "rtt": "40ms"}],

@@ -17,7 +17,16 @@ import ccarena
 from ccarena import cli, executors
 from ccarena.catalog import REGISTRY, lookup
 from ccarena.catalog.estimate import estimate_entries, estimate_entry
-from ccarena.cost import NS_PER_PACKET, RUN_OVERHEAD_S, active_flows, estimate, makespan, ns_per_packet
+from ccarena.cost import (
+    EXPAND_PER_FLOW_S,
+    FLOW_OVERHEAD_S,
+    NS_PER_PACKET,
+    RUN_OVERHEAD_S,
+    active_flows,
+    estimate,
+    makespan,
+    ns_per_packet,
+)
 from ccarena.scenario import Scenario
 from ccarena.sweep import expand
 
@@ -84,7 +93,8 @@ def test_a_runs_time_is_its_packets_at_the_flows_rate_plus_start_up():
     ns = ns_per_packet(1000)
     assert ns == dict(NS_PER_PACKET)[1_000]
     assert c.wall_s == pytest.approx(c.bottleneck_packets * ns * 1e-9)
-    assert c.run_s == pytest.approx(c.wall_s + RUN_OVERHEAD_S)
+    assert c.flows == 1000
+    assert c.run_s == pytest.approx(c.wall_s + RUN_OVERHEAD_S + 1000 * FLOW_OVERHEAD_S)
     assert f"{ns:,.0f} ns a packet for 1,000 flows at once" in c.describe()
 
 
@@ -96,8 +106,11 @@ def test_an_ids_estimate_is_the_sum_over_its_points(quick):
     costs = [estimate(p.scenario) for p in points]
     assert cost.runs == len(points) == len({p.hash for p in points})
     assert cost.packets == pytest.approx(sum(c.bottleneck_packets for c in costs))
-    assert cost.hours(1) * 3600 == pytest.approx(sum(c.run_s for c in costs))
-    assert cost.hours(2) * 3600 == pytest.approx(makespan([c.run_s for c in costs], 2))
+    # building the points, serial, then the runs on the workers
+    build = sum(len(p.scenario.normalized["flows"]) for p in points) * EXPAND_PER_FLOW_S
+    assert cost.serial_s == pytest.approx(build)
+    assert cost.hours(1) * 3600 == pytest.approx(build + sum(c.run_s for c in costs))
+    assert cost.hours(2) * 3600 == pytest.approx(build + makespan([c.run_s for c in costs], 2))
     assert cost.flows == max(len(p.scenario.normalized["flows"]) for p in points)
     assert not cost.shared_with and not cost.over_limits
 

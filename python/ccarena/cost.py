@@ -33,6 +33,8 @@ from typing import Any
 from .scenario import Scenario, ScenarioError
 
 __all__ = [
+    "EXPAND_PER_FLOW_S",
+    "FLOW_OVERHEAD_S",
     "LIMITS",
     "MAX_POINTS",
     "MAX_SWEEP_FLOWS",
@@ -71,6 +73,17 @@ NS_PER_PACKET: tuple[tuple[int, float], ...] = (
 #: 0.73-0.79 s, which no estimate here includes.
 RUN_OVERHEAD_S = 0.02
 
+#: Wall seconds per flow of a run besides its simulation, in the worker
+#: (``Cost.run_s``: normalizing it, writing its per-flow rows and samples):
+#: a run of mixed-workload/fig2 (1,001 flows, 2 at once) took 0.100 s in
+#: ``ccarena.run`` with its tables written, 0.019 s of it simulating.
+FLOW_OVERHEAD_S = 80e-6
+
+#: Wall seconds per flow per sweep point to build a sweep's points, in the
+#: process that starts the sweep before any run (serial, whatever the
+#: workers): 27.8 s for mixed-workload/fig2's 1,600 points of 1,001 flows.
+EXPAND_PER_FLOW_S = 17e-6
+
 #: Above any of these a run is refused unless forced: 500 million
 #: bottleneck packets (2-4 minutes at 200-480 ns a packet; 100 Gbit/s for
 #: 30 s is half of it), 4 GiB of tables, 50 million sample rows.
@@ -98,6 +111,8 @@ class Cost:
     memory_bytes: float
     #: The most flows sending at once (``active_flows``), which sets the time per packet.
     active_flows: int = 1
+    #: The scenario's flows, which set the time around the simulation.
+    flows: int = 1
 
     @property
     def ns_per_packet(self) -> float:
@@ -110,8 +125,9 @@ class Cost:
 
     @property
     def run_s(self) -> float:
-        """Rough wall time of the run in a sweep: ``wall_s`` + ``RUN_OVERHEAD_S``."""
-        return self.wall_s + RUN_OVERHEAD_S
+        """Rough wall time of the run in a sweep: ``wall_s`` + ``RUN_OVERHEAD_S``
+        + ``FLOW_OVERHEAD_S`` a flow."""
+        return self.wall_s + RUN_OVERHEAD_S + self.flows * FLOW_OVERHEAD_S
 
     def describe(self) -> str:
         n = self.active_flows
@@ -125,7 +141,12 @@ class Cost:
 def estimate(scn: Scenario) -> Cost:
     from . import _core
 
-    return Cost(**_core.cost(scn.core_json), active_flows=active_flows(scn.normalized))
+    normalized = scn.normalized
+    return Cost(
+        **_core.cost(scn.core_json),
+        active_flows=active_flows(normalized),
+        flows=max(1, len(normalized.get("flows") or [])),
+    )
 
 
 def ns_per_packet(flows: float) -> float:

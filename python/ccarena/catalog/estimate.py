@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cost import LIMITS, MAX_POINTS, MAX_SWEEP_FLOWS, estimate, makespan
+from ..cost import EXPAND_PER_FLOW_S, LIMITS, MAX_POINTS, MAX_SWEEP_FLOWS, estimate, makespan
 from ..scenario import Scenario
 from ..sweep import iter_grid, parse_sweep
 from .base import Entry
@@ -63,18 +63,21 @@ class IdCost:
     new_packets: float = 0.0
     #: The earlier id whose experiment directory already holds runs of this one.
     shared_with: str | None = None
+    #: Building the sweep's points before any run (``cost.EXPAND_PER_FLOW_S``), serial.
+    serial_s: float = 0.0
 
     @property
     def runs(self) -> int:
         return len(self.seconds)
 
     def hours(self, workers: int = 1) -> float:
-        """Wall hours of its runs on ``workers`` workers."""
-        return makespan(self.seconds, workers) / 3600
+        """Wall hours of its runs on ``workers`` workers, after building them."""
+        return (self.serial_s + makespan(self.seconds, workers)) / 3600
 
     def new_hours(self, workers: int = 1) -> float:
-        """Wall hours of the runs left to it after the ids before it."""
-        return makespan(self.new_seconds, workers) / 3600
+        """Wall hours of the runs left to it after the ids before it (its
+        sweep's points are built all the same)."""
+        return (self.serial_s + makespan(self.new_seconds, workers)) / 3600
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ def estimate_entries(
         sweep_flows = 0
         for h, seconds, packets, flows, active, _ in grid.points:
             sweep_flows += flows * grid.repeats
+            cost.serial_s += flows * grid.repeats * EXPAND_PER_FLOW_S
             cost.flows = max(cost.flows, flows)
             cost.active_flows = max(cost.active_flows, active)
             for r in range(grid.repeats):

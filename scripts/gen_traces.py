@@ -73,8 +73,10 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for name, ms in (("constant-12mbps", constant()), ("cellular-walk", walk()), ("cellular-onoff", onoff())):
         (OUT / f"{name}.trace").write_text("".join(f"{m}\n" for m in ms))
-        print(f"{name}: {len(ms)} opportunities over {ms[-1] / 1e3:g} s, "
-              f"mean {len(ms) * MBPS_PER_OPPORTUNITY_PER_MS / ms[-1]:.2f} Mbit/s")
+        print(
+            f"{name}: {len(ms)} opportunities over {ms[-1] / 1e3:g} s, "
+            f"mean {len(ms) * MBPS_PER_OPPORTUNITY_PER_MS / ms[-1]:.2f} Mbit/s"
+        )
 
 
 if __name__ == "__main__":

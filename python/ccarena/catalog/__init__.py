@@ -24,7 +24,7 @@ from ..termtable import Rows
 from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
 from .base import REGISTRY, Entry
 from .capabilities import available, describe, missing
-from .estimate import estimate_entries
+from .estimate import estimate_entries, totals
 
 __all__ = [
     "PAPERS",
@@ -291,10 +291,8 @@ def estimate_report(costs: list[Any], jobs: int, what: str) -> list[Any]:
             *(wall_time(c.hours(n) * 3600) for n in times),
         )
     done = [c for c in costs if not c.missing]
-    runs = sum(len(c.new_seconds) for c in done)
-    packets = sum(c.new_packets for c in done)
-    one = sum(c.new_hours(1) for c in done) * 3600
-    many = sum(c.new_hours(jobs) for c in done) * 3600
+    tot = totals(costs, jobs)
+    runs, packets, one, many = tot.runs, tot.packets, tot.one_s, tot.many_s
     notes = []
     if len(costs) > 1:
         t.add_row(

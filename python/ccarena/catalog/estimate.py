@@ -34,7 +34,7 @@ from ..sweep import iter_grid, parse_sweep
 from .base import Entry
 from .capabilities import missing
 
-__all__ = ["IdCost", "estimate_entries", "estimate_entry"]
+__all__ = ["IdCost", "Totals", "estimate_entries", "estimate_entry", "totals"]
 
 
 @dataclass
@@ -148,6 +148,28 @@ def estimate_entries(
                     cost.shared_with = owner
         cost.over_limits = cost.over_limits or sweep_flows > MAX_SWEEP_FLOWS
     return out
+
+
+@dataclass(frozen=True)
+class Totals:
+    """A list of ids' cost, each run once (ids sharing runs count them once)."""
+
+    runs: int
+    packets: float
+    #: Wall seconds on one worker and on ``jobs``, one id after another.
+    one_s: float
+    many_s: float
+
+
+def totals(costs: Sequence[IdCost], jobs: int) -> Totals:
+    """The sum of ``costs`` (those estimated) as ``reproduce`` would run them."""
+    done = [c for c in costs if not c.missing]
+    return Totals(
+        runs=sum(len(c.new_seconds) for c in done),
+        packets=sum(c.new_packets for c in done),
+        one_s=sum(c.new_hours(1) for c in done) * 3600,
+        many_s=sum(c.new_hours(jobs) for c in done) * 3600,
+    )
 
 
 def _build(doc: dict[str, Any], source: str) -> _Grid:

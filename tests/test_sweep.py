@@ -182,6 +182,29 @@ def test_sweep_writes_index_and_caches(tmp_path: Path):
     assert r.scenario["bottleneck"]["buffer"] == "2BDP"
 
 
+def test_a_swept_flow_list_is_held_once_per_point_in_the_stacked_frames(tmp_path: Path):
+    """A whole ``flows`` list swept as one value (as bbrv3-insights/fig14
+    sweeps 5,000-flow workloads) rides on every stacked row as a reference
+    to its point's text, not a copy per row (the copies took 260 GB)."""
+    many = [{"cc": "reno", "rtt": "20ms", "size": "20KB", "start": f"{i}ms"} for i in range(40)]
+    lists = [many, [dict(f, cc="cubic") for f in many]]
+    doc = _doc({"zip": {"description": ["reno", "cubic"], "flows": lists}})
+    e = ccarena.sweep(doc, out=tmp_path / "e", jobs=1)
+    f = Experiment.load(tmp_path / "e").flows
+    assert len(f) == 2 * 40
+    assert isinstance(f["flows"].dtype, pd.CategoricalDtype)
+    # the same values as the index, point by point
+    for run, sub in f.groupby("run", observed=True):
+        (text,) = set(sub["flows"])
+        assert text == e.runs.loc[e.runs["run"] == run, "flows"].item()
+        assert set(sub["cc"]) == {sub["description"].iloc[0]}
+    # one copy of each point's text, not one per row
+    text_bytes = int(e.runs["flows"].str.len().sum())
+    assert f["flows"].memory_usage(deep=True) < 2 * text_bytes + 8 * len(f) + 10_000
+    # the other swept columns keep their own types
+    assert f["repeat"].dtype == "int64" and list(f.columns[:2]) == ["description", "flows"]
+
+
 def test_pool_gives_the_same_bits(tmp_path: Path):
     doc = _doc({"flows.0.cc": ["reno", "cubic"], "repeats": 2})
     a = ccarena.sweep(doc, out=tmp_path / "a", jobs=1)

@@ -422,7 +422,8 @@ def check_experiment(expectations: list[Expectation], exp: Any) -> list[Outcome]
         run = str(row["run"])
         if run not in cache:
             cache[run] = pq.read_table(exp.path / run / "flows.parquet").to_pandas()
-        label = " ".join(f"{k}={v}" for k, v in values.items())
+        # a whole swept workload (bbrv3-insights/fig14) is 400 kB of JSON
+        label = " ".join(f"{k}={_clip(str(v), 40)}" for k, v in values.items())
         label = (label + f" repeat={row['repeat']}").strip() if len(exp.runs) > 1 else "run"
         runs.append((label, values, exp.runs.iloc[[i]], cache[run]))
     return check_all(expectations, runs)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -164,21 +165,48 @@ class Experiment:
     def results(self, i: int) -> Results:
         return Results.load(self.run_dir(i))
 
+    def _table_keys(self) -> set[str]:
+        """Swept keys whose values are lists or tables (e.g. a whole ``flows``
+        list): their cells are JSON text of any size."""
+        return {
+            k
+            for p in self.meta.get("points", [])
+            for k, v in p.get("values", {}).items()
+            if isinstance(v, dict | list)
+        }
+
     def _stack(self, table: str) -> pd.DataFrame:
         if table in self._frames:
             return self._frames[table]
-        parts = []
+        parts, sizes = [], []
         cache: dict[str, pd.DataFrame] = {}
         head_cols = [*self.keys, *POINT_COLUMNS]
-        for _, row in self.runs.iterrows():
-            run = str(row["run"])
+        for run in self.runs["run"].astype(str):
             if run not in cache:
                 cache[run] = pq.read_table(self.path / run / f"{table}.parquet").to_pandas()
-            frame = cache[run].copy()
-            for j, c in enumerate(head_cols):
-                frame.insert(j, c, row[c])
-            parts.append(frame)
-        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=head_cols)
+            parts.append(cache[run])
+            sizes.append(len(cache[run]))
+        if not parts:
+            out = pd.DataFrame(columns=head_cols)
+            self._frames[table] = out
+            return out
+        body = pd.concat(parts, ignore_index=True)
+        body = body.drop(columns=[c for c in head_cols if c in body.columns])
+        # Each row carries its point's columns. A list or table swept as one
+        # value (bbrv3-insights/fig14 sweeps whole 5,000-flow workloads, 400 KB
+        # of JSON each) is a categorical: one copy per point, not one per row
+        # (a string column held 5,417 copies per run and 260 GB in all).
+        point_of_row = np.repeat(np.arange(len(self.runs)), sizes)
+        tables = self._table_keys()
+        head = {}
+        for c in head_cols:
+            col = self.runs[c]
+            if c in tables:
+                cat = pd.Categorical(col)
+                head[c] = pd.Categorical.from_codes(cat.codes[point_of_row], categories=cat.categories)
+            else:
+                head[c] = col.take(point_of_row).reset_index(drop=True)
+        out = pd.concat([pd.DataFrame(head), body], axis=1)
         self._frames[table] = out
         return out
 

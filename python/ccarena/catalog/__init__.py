@@ -20,6 +20,7 @@ from rich.text import Text
 
 from ..cost import NS_PER_PACKET, RUN_OVERHEAD_S
 from ..executors import default_jobs
+from ..scenario import _clip
 from ..termtable import Rows
 from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
 from .base import REGISTRY, Entry
@@ -109,7 +110,7 @@ def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
         text = e.name or e.describe()
         claim = f"{e.metric} {e.op} {e.value:g}" + (f" ±{e.tolerance:g}" if e.tolerance else "")
         if e.when:
-            claim += " when " + ", ".join(f"{k}={_short(v)}" for k, v in e.when.items())
+            claim += " when " + ", ".join(f"{k}={_clip(str(v), 40)}" for k, v in e.when.items())
         if not o.checks:
             holds, value, at = "n/a", "", "no run of the quick/full form has these values"
         else:
@@ -130,11 +131,6 @@ def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def _short(v: Any) -> str:
-    s = str(v)
-    return s if len(s) <= 40 else s[:37] + "..."
 
 
 def findings_table(rows: list[dict[str, Any]], title: str = "paper findings") -> Table:

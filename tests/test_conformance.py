@@ -160,7 +160,8 @@ def test_ci_subset_agrees_with_the_kernel(tmp_path):
     """conformance/ci.toml on both backends. Fails when agreement regresses
     below what docs/validation.md records for it (2026-11-25, model 7: 17 of
     24 flows agree on every metric by the mean rule, 21 of 24 overlap; models
-    6 and 5 on the same kernel runs 13 and 18, both 21; every throughput share of the
+    6 and 5 on the same kernel runs 13 and 18, both 21; model 8, 2026-11-26,
+    18 and 21; every throughput share of the
     mixed-RTT cells agrees, the issue's headline case). A 3-run kernel range
     and 5 seeds of 8 s are noisy (bimodal cells land by seed), so the guard
     uses the distribution-level reading (the simulator's range over seeds

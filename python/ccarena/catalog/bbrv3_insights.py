@@ -855,12 +855,15 @@ findings(
         flow=0,
     ),
 )
-_LOAD = "the trace's load: about 1.25 of 3 Gbit/s (utilization 0.42 +- 0.1)"
-findings("bbrv3-insights/fig13", finding(_LOAD, "utilization", "==", 1.25 / 3, tolerance=0.1))
-findings(
-    "bbrv3-insights/fig14",
-    finding(f"{_LOAD}: neither CCA is link-limited on average", "utilization", "==", 1.25 / 3, tolerance=0.1),
-)
+# The trace carries about 1.25 of 3 Gbit/s on average, so neither CCA is
+# link-limited: checked as its consequence, every flow of the replayed
+# window completes within the run (a NaN FCT fails). Not as a utilization
+# near 0.42: a few seconds of a workload whose sizes have a tail exponent
+# of 0.58 offer anywhere from 0.4 to 2.5 Gbit/s (trace_like(10 s), seeds
+# 0-19), and the run's utilization also counts the drain after the arrivals.
+_LOAD = "the trace's load (about 1.25 of 3 Gbit/s) does not fill the link: every flow of the window completes"
+findings("bbrv3-insights/fig13", finding(_LOAD, "fct_s", ">", 0.0, scope="flow"))
+findings("bbrv3-insights/fig14", finding(f"{_LOAD}, with either CCA", "fct_s", ">", 0.0, scope="flow"))
 findings(
     "bbrv3-insights/fig15",
     *[

@@ -50,47 +50,65 @@ fn lone_bbr1_estimates_bandwidth_and_min_rtt() {
     assert!(util > 0.9, "utilization {util}");
 }
 
-/// tcp_bbr.c bbr_check_full_bw_reached: STARTUP ends after three rounds
-/// without 25% growth of max_bw, so DRAIN begins about three rounds after
-/// max_bw reaches the bottleneck rate; and bbr_check_drain: PROBE_BW once
-/// in-flight is down to one BDP, within a few rounds more.
+/// tcp_bbr.c bbr_check_full_bw_reached: STARTUP ends after three counted
+/// rounds without max_bw reaching 1.25x `full_bw`, the value at the count's
+/// last reset; and bbr_check_drain: PROBE_BW once in-flight is down to one
+/// BDP, within a few rounds more. Counted from the round where max_bw first
+/// reaches the bottleneck rate, the exit comes 3 rounds later when that
+/// round's sample was already within 1.25x of the final rate, 4 when the
+/// round before was, and 6 when max_bw, creeping up, crosses 1.25x of a
+/// round-6 sample just below the edge (one reset): over seeds 1-8 the
+/// simulator gives 3 to 6 rounds, median 4. The kernel (Linux backend,
+/// this scenario, 4 runs, 2026-11-26): STARTUP left 210-215 ms after max_bw
+/// reached the rate in every run, the simulator's 4-round seeds' 215 ms.
 #[test]
 fn bbr1_leaves_startup_three_rounds_after_the_pipe_is_full() {
-    let r = sim(json!({
-        "duration": "2s",
-        "bottleneck": {"rate": "100Mbps", "buffer": "8BDP"},
-        "path": {"rtt": "20ms"},
-        "flows": [{"cc": "bbr1"}],
-        "sample": {"interval": "5ms"}
-    }));
-    let s = r.table("samples");
-    let (modes, rounds, bw) = (
-        strs(s, "bbr_mode"),
-        s.f64s("bbr_round_count"),
-        s.f64s("bbr_max_bw_mbps"),
-    );
-    let payload = 100.0 * 1448.0 / 1514.0;
-    let full = (0..s.rows())
-        .find(|&i| bw[i] > 0.98 * payload)
-        .expect("bw reaches the bottleneck rate");
-    let drain = (0..s.rows()).find(|&i| modes[i] == "DRAIN").expect("DRAIN");
-    let probe = (0..s.rows())
-        .find(|&i| modes[i] == "PROBE_BW")
-        .expect("PROBE_BW");
+    let mut afters = Vec::new();
+    for seed in 1..=8 {
+        let r = sim(json!({
+            "duration": "2s",
+            "seed": seed,
+            "bottleneck": {"rate": "100Mbps", "buffer": "8BDP"},
+            "path": {"rtt": "20ms"},
+            "flows": [{"cc": "bbr1"}],
+            "sample": {"interval": "5ms"}
+        }));
+        let s = r.table("samples");
+        let (modes, rounds, bw) = (
+            strs(s, "bbr_mode"),
+            s.f64s("bbr_round_count"),
+            s.f64s("bbr_max_bw_mbps"),
+        );
+        let payload = 100.0 * 1448.0 / 1514.0;
+        let full = (0..s.rows())
+            .find(|&i| bw[i] > 0.98 * payload)
+            .expect("bw reaches the bottleneck rate");
+        let drain = (0..s.rows()).find(|&i| modes[i] == "DRAIN").expect("DRAIN");
+        let probe = (0..s.rows())
+            .find(|&i| modes[i] == "PROBE_BW")
+            .expect("PROBE_BW");
+        assert!(
+            rounds[full] <= 8.0,
+            "seed {seed}: pipe full only at round {}",
+            rounds[full]
+        );
+        let after = rounds[drain] - rounds[full];
+        assert!(
+            (2.0..=6.0).contains(&after),
+            "seed {seed}: DRAIN {after} rounds after the pipe filled"
+        );
+        assert!(
+            rounds[probe] - rounds[drain] <= 3.0,
+            "seed {seed}: PROBE_BW {} rounds after DRAIN",
+            rounds[probe] - rounds[drain]
+        );
+        afters.push(after);
+    }
+    afters.sort_by(f64::total_cmp);
+    let median = afters[afters.len() / 2];
     assert!(
-        rounds[full] <= 8.0,
-        "pipe full only at round {}",
-        rounds[full]
-    );
-    let after = rounds[drain] - rounds[full];
-    assert!(
-        (2.0..=4.0).contains(&after),
-        "DRAIN {after} rounds after the pipe filled"
-    );
-    assert!(
-        rounds[probe] - rounds[drain] <= 3.0,
-        "PROBE_BW {} rounds after DRAIN",
-        rounds[probe] - rounds[drain]
+        (3.0..=4.0).contains(&median),
+        "median DRAIN {median} rounds after the pipe filled ({afters:?})"
     );
 }
 

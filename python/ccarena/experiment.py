@@ -54,9 +54,14 @@ INDEX_FILE = "runs.parquet"
 POINT_COLUMNS = ("repeat", "seed", "hash", "run")
 
 
+def _is_table(v: Any) -> bool:
+    """A swept value that is a list or a table (stored as JSON text)."""
+    return isinstance(v, dict | list)
+
+
 def _cell(v: Any) -> Any:
     """A swept value as a table cell: scalars as they are, tables and lists as JSON text."""
-    if isinstance(v, dict | list):
+    if _is_table(v):
         return json.dumps(v, sort_keys=True, separators=(",", ":"))
     return v
 
@@ -169,10 +174,7 @@ class Experiment:
         """Swept keys whose values are lists or tables (e.g. a whole ``flows``
         list): their cells are JSON text of any size."""
         return {
-            k
-            for p in self.meta.get("points", [])
-            for k, v in p.get("values", {}).items()
-            if isinstance(v, dict | list)
+            k for p in self.meta.get("points", []) for k, v in p.get("values", {}).items() if _is_table(v)
         }
 
     def _stack(self, table: str) -> pd.DataFrame:
@@ -188,25 +190,23 @@ class Experiment:
             sizes.append(len(cache[run]))
         if not parts:
             out = pd.DataFrame(columns=head_cols)
-            self._frames[table] = out
-            return out
-        body = pd.concat(parts, ignore_index=True)
-        body = body.drop(columns=[c for c in head_cols if c in body.columns])
-        # Each row carries its point's columns. A list or table swept as one
-        # value (bbrv3-insights/fig14 sweeps whole 5,000-flow workloads, 400 KB
-        # of JSON each) is a categorical: one copy per point, not one per row
-        # (a string column held 5,417 copies per run and 260 GB in all).
-        point_of_row = np.repeat(np.arange(len(self.runs)), sizes)
-        tables = self._table_keys()
-        head = {}
-        for c in head_cols:
-            col = self.runs[c]
-            if c in tables:
-                cat = pd.Categorical(col)
-                head[c] = pd.Categorical.from_codes(cat.codes[point_of_row], categories=cat.categories)
-            else:
-                head[c] = col.take(point_of_row).reset_index(drop=True)
-        out = pd.concat([pd.DataFrame(head), body], axis=1)
+        else:
+            # Each row carries its point's columns. A list or table swept as
+            # one value (bbrv3-insights/fig14 sweeps whole 5,000-flow
+            # workloads, 400 kB of JSON each) is a categorical: one copy per
+            # point, not one per row (a string column held 5,417 copies per
+            # run and 260 GB in all).
+            point_of_row = np.repeat(np.arange(len(self.runs)), sizes)
+            tables = self._table_keys()
+            head = {}
+            for c in head_cols:
+                col = self.runs[c]
+                if c in tables:
+                    cat = pd.Categorical(col)
+                    head[c] = pd.Categorical.from_codes(cat.codes[point_of_row], categories=cat.categories)
+                else:
+                    head[c] = col.take(point_of_row).reset_index(drop=True)
+            out = pd.concat([pd.DataFrame(head), pd.concat(parts, ignore_index=True)], axis=1)
         self._frames[table] = out
         return out
 

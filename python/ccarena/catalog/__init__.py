@@ -18,7 +18,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from ..cost import NS_PER_PACKET, RUN_OVERHEAD_S
+from ..cost import EXPAND_PER_FLOW_S, FLOW_OVERHEAD_S, NS_PER_PACKET, RUN_OVERHEAD_S
 from ..executors import default_jobs
 from ..scenario import _clip
 from ..termtable import Rows
@@ -306,7 +306,8 @@ def estimate_report(costs: list[Any], jobs: int, what: str) -> list[Any]:
     notes.append(
         "flows: the most in one run. G pkts: the bottleneck's capacity in full frames, an upper bound. "
         f"A run takes its packets at {NS_PER_PACKET[0][1]:.0f}-{NS_PER_PACKET[-1][1]:,.0f} ns each (by "
-        f"the flows sending at once) + {RUN_OVERHEAD_S:g} s (python/ccarena/cost.py)."
+        f"the flows sending at once) + {RUN_OVERHEAD_S:g} s + {FLOW_OVERHEAD_S * 1e6:g} us a flow, after "
+        f"{EXPAND_PER_FLOW_S * 1e6:g} us a flow per point to build the sweep (python/ccarena/cost.py)."
     )
     if any(c.shared_with for c in done):
         notes.append("* its runs are an earlier id's (one experiment directory): counted once in the total.")

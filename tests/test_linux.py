@@ -5,6 +5,7 @@ ccarena-emu``). The whole set takes about a minute."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -19,6 +20,8 @@ import pytest
 from ccarena import Results, Scenario, run
 from ccarena.linux import backend as lb
 from ccarena.linux import netns
+from ccarena.traces import HERE as TRACES
+from ccarena.traces import read_trace
 from conftest import linux_unavailable
 
 REPO = Path(__file__).resolve().parent.parent
@@ -537,5 +540,12 @@ def test_the_issue_network_runs_on_the_kernel(tmp_path):
     g = lx.flows.set_index("label")["goodput_mbps"]
     # The long flow crosses every congested hop, the cellular one among them.
     assert g["long"] < min(g["cross1"], g["cross2"], g["cross3"], g["upload"]), g.to_dict()
-    # The hop2 cross flow gets what the trace leaves (mean 9.9 Mbit/s).
-    assert g["cross2"] < 10.0 < g["cross1"], g.to_dict()
+    # The hop2 cross flow gets what the trace leaves. The trace's mean over
+    # its whole 30 s (9.9 Mbit/s) is not the bound: its first 12 s offer 11.05
+    # Mbit/s of 1514-byte frames (the 10.07 Mbit/s a CI run measured was above
+    # 9.9 and inside this). What crosses hop2 (cross2 and the long flow's
+    # payload) cannot exceed what the trace delivered in the run.
+    ms = read_trace(TRACES / "cellular-walk.trace")
+    cap = bisect.bisect_right(ms, 12_000) * 1514 * 8 / 12.0 / 1e6
+    assert g["cross2"] + g["long"] <= cap, (cap, g.to_dict())
+    assert 0.8 * cap < g["cross2"] and cap < g["cross1"], (cap, g.to_dict())

@@ -176,6 +176,14 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
             last_bytes[i] = b
             continue
         ti = by_time_flow_info.get((round(t, 9), i), {})
+        if not ti and done is not None and done <= t:
+            # The flow completed in this interval and its socket closed
+            # before the sampler came: its state at completion (the sender's
+            # last TCP_INFO, read when the receiver's close arrived), as the
+            # simulator's row for the interval holds the state it ended in.
+            # Without it the interval's bytes carry no srtt, and a short
+            # flow's srtt mean lost its last (most queued) part.
+            ti = snd.get(i, {}).get("final") or {}
         q = by_time_flow_q.get((round(t, 9), i), {})
         delta = b - last_bytes[i]
         goodput = delta * 8 / dt / 1e6 if dt > 0 else NAN

@@ -90,6 +90,10 @@ pub struct Packet {
     /// simulated capture (`capture`), the slot of the header fields fixed
     /// when the packet was sent; 0 otherwise.
     pub tag: u32,
+    /// RFC 7323 timestamp the TCP model reads (`tcp::ts_clock`, ms): a data
+    /// segment's TSval (the sender's clock when it left), an ACK's TSecr
+    /// (the receiver's `ts_recent`); 0 on other packets.
+    pub ts: u32,
 }
 
 impl Packet {
@@ -108,6 +112,7 @@ impl Packet {
             sack: [SackBlock::default(); MAX_SACK_BLOCKS],
             enqueued: Time::ZERO,
             tag: 0,
+            ts: 0,
         }
     }
 
@@ -132,6 +137,7 @@ impl Packet {
             sack: blocks,
             enqueued: Time::ZERO,
             tag: 0,
+            ts: 0,
         }
     }
 

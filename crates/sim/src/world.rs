@@ -170,6 +170,7 @@ impl<'a, T: Taps> World<'a, T> {
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
                 tso_defer: sc.hosts.tso_defer,
                 push_marks: sc.hosts.push_acks,
+                timestamps: sc.hosts.timestamps,
             };
             let (fwd, mut rev) = flow_paths(f, sc.seed, f.access_rate);
             let route_delay = net.reverse_path_delay(i as u32);

@@ -10,7 +10,9 @@ Where a quantity is measured differently from the simulator:
 - ``srtt_mean_ms``: the mean of the sampled ``tcpi_rtt``, each sample
   weighted by the bytes delivered in its interval (the simulator averages
   srtt over every ACK); ``mean_rtt_ms`` in the summary likewise, over all
-  flows.
+  flows. A sized flow's row for the interval it completed in holds its
+  ``TCP_INFO`` at completion (its socket is closed when the sampler comes),
+  as the simulator's row holds the state the flow ended in.
 - ``segs_sent``/``segs_retrans``: ``tcpi_data_segs_out`` and
   ``tcpi_total_retrans`` at the end of the flow.
 - ``fct_s``: from the SYN to the receiver's close (which follows the ACK of

@@ -20,9 +20,11 @@
 //!   application's segment boundaries (`App::bytes_in`: a write's last
 //!   segment is short) and SACK blocks in bytes;
 //! - RFC 7323 timestamps in milliseconds of simulated time: TSval is the
-//!   sending host's clock, TSecr its `ts_recent`, which a receiver takes
-//!   from the segment at the left edge of what it ACKs next (`rcv_wup`, as
-//!   `tcp_store_ts_recent` does) and a sender from the newest ACK;
+//!   sending host's clock (`tcp::rtt::ts_clock`), TSecr its `ts_recent`: a
+//!   data segment's TSval and an ACK's TSecr are the ones the TCP model
+//!   carries (`Packet::ts`; the receiver's `ts_recent` follows
+//!   `tcp_replace_ts_recent`), a SYN-ACK echoes the SYN and a sender's
+//!   segment the newest ACK's TSval;
 //! - the receive window a receiver advertises when it sends the ACK
 //!   (`Receiver::advertised_window`; never shrinking, `tcp_select_window`),
 //!   a sender's 64 KB; the MSS option and the window scales as the Linux
@@ -177,11 +179,10 @@ struct FlowState {
     /// IPv4 identification of the last packet each end sent (Linux counts
     /// per socket for DF packets).
     ip_id: [u16; 2],
-    /// The sender's and the receiver's `ts_recent`.
+    /// The sender's `ts_recent`, and the SYN's TSval the SYN-ACK echoes
+    /// (the receiver's `ts_recent` afterwards rides in each ACK).
     snd_ts_recent: u32,
-    rcv_ts_recent: u32,
-    /// The cumulative ACK (segments) of the receiver's last ACK (`rcv_wup`).
-    rcv_wup: u32,
+    syn_tsval: u32,
     /// The right edge of the receiver's last offered window, payload bytes.
     rcv_right_edge: u64,
 }
@@ -237,10 +238,9 @@ pub struct Capture {
     sack: Vec<(u32, u32)>,
 }
 
-/// Millisecond clock of the hosts for timestamps (never 0: a TSval of 0 is
-/// legal but reads as "no timestamp" to some tools).
+/// Millisecond clock of the hosts for timestamps, the TCP model's.
 fn ts_ms(now: Time) -> u32 {
-    (now.0 / 1_000_000) as u32 + 1
+    crate::tcp::rtt::ts_clock(now)
 }
 
 impl Capture {
@@ -298,8 +298,7 @@ impl Capture {
                     ecn,
                     ip_id: [0, 0],
                     snd_ts_recent: 0,
-                    rcv_ts_recent: 0,
-                    rcv_wup: 0,
+                    syn_tsval: 0,
                     rcv_right_edge: 0,
                 }
             })
@@ -444,7 +443,12 @@ impl Taps for Capture {
         let f = &mut self.flows[p.flow as usize];
         f.ip_id[0] = f.ip_id[0].wrapping_add(1);
         let sent = Sent {
-            tsval: ts_ms(now),
+            // A data segment's TSval as the TCP model stamped it.
+            tsval: if p.kind == Kind::Data {
+                p.ts
+            } else {
+                ts_ms(now)
+            },
             tsecr: if p.kind == Kind::Syn {
                 0
             } else {
@@ -473,11 +477,9 @@ impl Taps for Capture {
             return;
         }
         self.tap_host(Point::Receiver, now, p, app);
-        let tsval = self.sent[p.tag as usize - 1].tsval;
-        let f = &mut self.flows[p.flow as usize];
-        // `tcp_store_ts_recent` for a segment at or before `rcv_wup`.
-        if p.kind == Kind::Syn || (p.kind == Kind::Data && p.seq <= f.rcv_wup) {
-            f.rcv_ts_recent = tsval;
+        if p.kind == Kind::Syn {
+            let tsval = self.sent[p.tag as usize - 1].tsval;
+            self.flows[p.flow as usize].syn_tsval = tsval;
         }
     }
     /// The receiver sends `p` (an ACK or the SYN-ACK) advertising `window`
@@ -506,13 +508,15 @@ impl Taps for Capture {
         f.rcv_right_edge = acked + window;
         let sent = Sent {
             tsval: ts_ms(now),
-            tsecr: f.rcv_ts_recent,
+            // The receiver's `ts_recent`, as its ACK carries it.
+            tsecr: if p.kind == Kind::Ack {
+                p.ts
+            } else {
+                f.syn_tsval
+            },
             window: window.min(u64::from(u32::MAX)) as u32,
             ip_id: f.ip_id[1],
         };
-        if p.kind == Kind::Ack {
-            f.rcv_wup = p.seq;
-        }
         self.sent.push(sent);
         p.tag = self.sent.len() as u32;
         self.tap_host(Point::Receiver, now, p, app);

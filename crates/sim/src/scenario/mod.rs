@@ -327,7 +327,11 @@ const MAX_FLOWS: usize = 100_000;
 ///    third of its send buffer is free (`sk_stream_write_space`; `tcp::push`).
 /// 8: host turnarounds re-measured on the Linux backend (`net::host`: means
 ///    73.6 and 74.1 us, were 55.4 and 57.6).
-pub const MODEL_VERSION: u32 = 8;
+/// 9: CWR held until an ACK above high_seq and a loss during CWR entering
+///    Recovery without a second reduction (`tcp_fastretrans_alert`); RTT
+///    samples from echoed timestamps on ACKs of retransmitted data
+///    (`tcp_ack_update_rtt`, `[hosts] timestamps`).
+pub const MODEL_VERSION: u32 = 9;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {
@@ -376,6 +380,10 @@ pub struct HostsSpec {
     /// (`tcp_grow_window`; `tcp::rcvbuf`), as Linux does; `false`: only the
     /// first 16 segments are ACKed singly.
     pub window_acks: bool,
+    /// RFC 7323 timestamps give an RTT sample on an ACK of retransmitted
+    /// data that has no timed one (`tcp_ack_update_rtt`), as Linux does;
+    /// `false`: no sample there (the model before version 9).
+    pub timestamps: bool,
 }
 
 impl Default for HostsSpec {
@@ -386,6 +394,7 @@ impl Default for HostsSpec {
             sack_compress: true,
             push_acks: true,
             window_acks: true,
+            timestamps: true,
         }
     }
 }
@@ -669,6 +678,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let sack_compress = raw_hosts.sack_compress.unwrap_or(linux.sack_compress);
     let push_acks = raw_hosts.push_acks.unwrap_or(linux.push_acks);
     let window_acks = raw_hosts.window_acks.unwrap_or(linux.window_acks);
+    let timestamps = raw_hosts.timestamps.unwrap_or(linux.timestamps);
     let latency = match raw_hosts.latency {
         None => linux.latency,
         Some(s) => HostLatency::parse(&s).map_or_else(
@@ -710,6 +720,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
             sack_compress,
             push_acks,
             window_acks,
+            timestamps,
         },
         capture,
     })

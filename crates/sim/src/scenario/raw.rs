@@ -86,6 +86,7 @@ pub struct RawHosts {
     pub sack_compress: Option<bool>,
     pub push_acks: Option<bool>,
     pub window_acks: Option<bool>,
+    pub timestamps: Option<bool>,
 }
 
 /// Unknown keys land in `qdisc_params` and are checked by `normalize`

@@ -83,6 +83,8 @@ pub struct Receiver {
     /// `rcv_nxt` when the last ACK left (`rcv_wup`): what is unACKed is
     /// `rcv_nxt - rcv_wup`.
     rcv_wup: u32,
+    /// The TSval the next ACK echoes (`ts_recent`).
+    ts_recent: u32,
     /// When the SYN-ACK left, then the handshake RTT it gave (`srtt_us` of a
     /// receiver that sends no data).
     synack_at: Option<Time>,
@@ -114,6 +116,7 @@ impl Receiver {
             ece: false,
             segs_received: 0,
             rcv_wup: 0,
+            ts_recent: 0,
             synack_at: None,
             srtt: None,
             compressed: 0,
@@ -189,6 +192,13 @@ impl Receiver {
         if self.srtt.is_none() {
             // The handshake's last ACK comes with the first data here.
             self.srtt = self.synack_at.map(|t| now.since(t));
+        }
+        // `tcp_replace_ts_recent`: the TSval of a segment at or before
+        // rcv_wup (the left edge of what the next ACK covers), never older
+        // than the one held (`tcp_paws_check`). Out-of-order segments leave
+        // it; the retransmission that fills the hole sets it.
+        if pkt.seq <= self.rcv_wup && (pkt.ts.wrapping_sub(self.ts_recent) as i32) >= 0 {
+            self.ts_recent = pkt.ts;
         }
         let ce = pkt.ecn == Ecn::Ce;
         let mut flip_ack = None;
@@ -383,6 +393,7 @@ impl Receiver {
             }
         }
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n]);
+        ack.ts = self.ts_recent;
         if self.ece {
             ack.flags |= flags::ECE;
         }
@@ -657,5 +668,28 @@ mod tests {
             r.compressed, 1,
             "out-of-order PSH segments are compressed like others"
         );
+    }
+
+    #[test]
+    fn ts_recent_comes_from_the_left_edge_not_from_out_of_order_segments() {
+        // `tcp_replace_ts_recent`: only a segment at or before rcv_wup
+        // updates the echoed TSval; the retransmission filling a hole does.
+        let mut r = steady(Dur::from_ms(10));
+        let t = Time(50_000_000);
+        let seg = |q: u32, ts: u32| {
+            let mut p = data(q);
+            p.ts = ts;
+            p
+        };
+        let a = r.on_data(t, &seg(10, 100))[1].or_else(|| r.on_timer(t + DELACK_TIMEOUT));
+        assert_eq!(a.unwrap().ts, 100);
+        // Segment 11 lost; 12 and 13 arrive later and do not change it.
+        let a = r.on_data(t, &seg(12, 105))[1].unwrap();
+        assert_eq!((a.seq, a.ts), (11, 100));
+        let a = r.on_data(t, &seg(13, 106))[1].unwrap();
+        assert_eq!(a.ts, 100);
+        // The retransmission of 11, sent at 140 ms, is echoed.
+        let a = r.on_data(t, &seg(11, 140))[1].unwrap();
+        assert_eq!((a.seq, a.ts), (14, 140));
     }
 }

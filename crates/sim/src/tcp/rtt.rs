@@ -13,6 +13,28 @@ pub const RTO_MAX: Dur = Dur::from_secs(120);
 pub const TIMEOUT_INIT: Dur = Dur::from_secs(1);
 const MIN_RTT_WINDOW_US: u64 = 300_000_000;
 
+/// The hosts' RFC 7323 timestamp clock in milliseconds (`TCP_TS_HZ` 1000:
+/// `tcp_time_stamp` and `tcp_skb_timestamp` truncate the microsecond clock
+/// to ms). Never 0: a TSecr of 0 reads as "no timestamp"
+/// (`tcp_ack_update_rtt` checks `rcv_tsecr`); Linux adds a random
+/// per-connection offset, which cancels in every difference.
+pub fn ts_clock(now: Time) -> u32 {
+    (now.0 / 1_000_000) as u32 + 1
+}
+
+/// `tcp_ack_update_rtt`'s timestamp sample, us: for an ACK that advances
+/// snd_una but gives no timed sample (Karn's rule forbids one after a
+/// retransmission and no never-retransmitted segment was SACKed), the
+/// echoed TSecr, in whole ms (a delta of 0 counts as 1 ms).
+pub fn ts_sample_us(now: Time, tsecr: u32) -> Option<u64> {
+    if tsecr == 0 {
+        return None;
+    }
+    let delta = ts_clock(now).wrapping_sub(tsecr);
+    // `delta < INT_MAX / (USEC_PER_SEC / TCP_TS_HZ)`: a sane echo.
+    (delta < i32::MAX as u32 / 1000).then(|| delta.max(1) as u64 * 1000)
+}
+
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
     /// Smoothed RTT x 8, us (`srtt_us`); 0 before the first sample.

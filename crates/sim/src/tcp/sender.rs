@@ -11,7 +11,7 @@
 use super::push::PushMarks;
 use super::rack::{self, Rack};
 use super::rate::{DeliveryState, SampleRef};
-use super::rtt::{seq_after, RttEstimator, RTO_MAX, RTO_MIN, TIMEOUT_INIT};
+use super::rtt::{seq_after, ts_clock, ts_sample_us, RttEstimator, RTO_MAX, RTO_MIN, TIMEOUT_INIT};
 use super::scoreboard::{seg, SackRanges, Scoreboard, Seg};
 use crate::app::App;
 use crate::cc::{
@@ -70,6 +70,9 @@ pub struct SenderConfig {
     /// Mark PSH at the end of each application write and multi-segment
     /// burst (`tcp/push.rs`).
     pub push_marks: bool,
+    /// Take an RTT sample from the echoed timestamp when an ACK of new data
+    /// has no timed one (`tcp_ack_update_rtt`).
+    pub timestamps: bool,
 }
 
 /// Counters for the flow summary.
@@ -487,6 +490,16 @@ impl Sender {
             }
             ca_rtt = now.since(l).us() as i64;
         }
+        // The RTTM rule: an ACK of new data with no timed sample uses the
+        // echoed timestamp, ms-grained, for srtt, min_rtt and the rate
+        // sample alike (`tcp_ack_update_rtt`). It keeps srtt moving through
+        // a recovery (the kernel's min_rtt shows its whole-ms values).
+        if seq_rtt.is_none() && una_advanced && self.cfg.timestamps {
+            if let Some(us) = ts_sample_us(now, pkt.ts) {
+                seq_rtt = Some(us as i64);
+                ca_rtt = us as i64;
+            }
+        }
         if let Some(m) = seq_rtt {
             self.rtt.update_min_rtt(now, ca_rtt.max(1) as u64, false);
             self.rtt.sample(m.max(1) as u64, self.snd_una, self.snd_nxt);
@@ -658,21 +671,35 @@ impl Sender {
     fn update_recovery_state(&mut self, now: Time, ece: bool) {
         let recovered = !seq_after(self.high_seq, self.snd_una);
         match self.ca_state {
-            CaState::Recovery | CaState::Cwr | CaState::Loss if recovered => {
+            // CWR is held until something *above* high_seq is ACKed, so
+            // that the CWR flag has reached the receiver
+            // (`tcp_fastretrans_alert`, "D. Check state exit conditions"):
+            // the ACK of exactly high_seq was sent before the receiver saw
+            // CWR and still echoes ECE, which must not reduce again.
+            CaState::Cwr if seq_after(self.snd_una, self.high_seq) => {
+                self.set_state(now, CaState::Open);
+            }
+            CaState::Recovery | CaState::Loss if recovered => {
                 self.set_state(now, CaState::Open);
             }
             _ => {}
         }
-        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+        // "E. Process state", default branch: Open, Disorder and CWR.
+        if matches!(
+            self.ca_state,
+            CaState::Open | CaState::Disorder | CaState::Cwr
+        ) {
             if self.lost_out > 0 {
-                self.high_seq = self.snd_nxt;
-                self.set_state(now, CaState::Recovery);
+                // A loss found during an ECN reduction enters Recovery too.
+                self.enter_recovery(now);
             } else if ece {
-                // `tcp_enter_cwr`: one reduction per window of data.
-                self.high_seq = self.snd_nxt;
-                self.queue_cwr = true;
-                self.set_state(now, CaState::Cwr);
-            } else {
+                // `tcp_try_to_open` -> `tcp_enter_cwr`: one reduction per
+                // window of data; ignored while one is under way.
+                if self.ca_state != CaState::Cwr {
+                    self.start_reduction();
+                    self.set_state(now, CaState::Cwr);
+                }
+            } else if self.ca_state != CaState::Cwr {
                 let s = if self.sacked_out > 0 || self.retrans_out > 0 {
                     CaState::Disorder
                 } else {
@@ -681,6 +708,24 @@ impl Sender {
                 self.set_state(now, s);
             }
         }
+    }
+
+    /// `tcp_init_cwnd_reduction`'s share of the sender: the reduction lasts
+    /// until high_seq is ACKed, and an ECN flow flags CWR on its next new
+    /// segment (`tcp_ecn_queue_cwr`).
+    fn start_reduction(&mut self) {
+        self.high_seq = self.snd_nxt;
+        self.queue_cwr = self.cfg.ecn;
+    }
+
+    /// `tcp_enter_recovery`: a new reduction unless one is under way (CWR),
+    /// whose high_seq and ssthresh Recovery keeps (the congestion control
+    /// starts no reduction from CWR either).
+    fn enter_recovery(&mut self, now: Time) {
+        if self.ca_state != CaState::Cwr {
+            self.start_reduction();
+        }
+        self.set_state(now, CaState::Recovery);
     }
 
     // ------------------------------------------------------------------
@@ -706,8 +751,7 @@ impl Sender {
             let before = self.lost_out;
             self.run_rack(now);
             if self.lost_out > before && self.ca_state < CaState::Recovery {
-                self.high_seq = self.snd_nxt;
-                self.set_state(now, CaState::Recovery);
+                self.enter_recovery(now);
             }
         }
         if let Some((t, kind)) = self.xmit_timer {
@@ -1113,8 +1157,9 @@ impl Sender {
         }
     }
 
-    fn data_packet(&mut self, q: u32) -> Packet {
+    fn data_packet(&mut self, now: Time, q: u32) -> Packet {
         let mut p = Packet::data(self.cfg.flow, q, self.app.payload(q, self.cfg.mss));
+        p.ts = ts_clock(now);
         if self.cfg.ecn {
             p.ecn = Ecn::Ect0;
             if self.queue_cwr {
@@ -1161,7 +1206,7 @@ impl Sender {
             });
             self.snd_nxt += 1;
             self.rack.on_transmit(q, now);
-            let mut p = self.data_packet(q);
+            let mut p = self.data_packet(now, q);
             if psh {
                 p.flags |= flags::PSH;
             }
@@ -1197,7 +1242,7 @@ impl Sender {
         sg.tx = tx;
         self.rack.on_transmit(q, now);
         let psh = self.sb.get(q).has(seg::PSH);
-        let mut p = self.data_packet(q);
+        let mut p = self.data_packet(now, q);
         p.flags |= flags::RETRANS;
         if psh {
             p.flags |= flags::PSH;
@@ -1216,10 +1261,15 @@ impl Sender {
 mod tests {
     use super::*;
     use crate::cc::cubic::CubicConfig;
+    use crate::packet::SackBlock;
 
     const MSS: u32 = 1448;
 
     fn sender(tso_defer: bool, app: App) -> Sender {
+        sender_with(tso_defer, app, false)
+    }
+
+    fn sender_with(tso_defer: bool, app: App, ecn: bool) -> Sender {
         let cfg = SenderConfig {
             flow: 0,
             mss: MSS,
@@ -1229,10 +1279,11 @@ mod tests {
                 max_rate: None,
             },
             rwnd_segs: None,
-            ecn: false,
+            ecn,
             cc_seed: 1,
             tso_defer,
             push_marks: false,
+            timestamps: true,
         };
         Sender::new(cfg, CcConfig::Cubic(CubicConfig::default()), app)
     }
@@ -1241,7 +1292,10 @@ mod tests {
     /// on a 1 ms path, then the flight in the network re-timed as if sent
     /// evenly over the last srtt, the last one 50 us ago. Returns the time.
     fn clocked(tso_defer: bool, app: App) -> (Sender, Time) {
-        let mut s = sender(tso_defer, app);
+        clocked_with(sender(tso_defer, app))
+    }
+
+    fn clocked_with(mut s: Sender) -> (Sender, Time) {
         let mut out = Vec::new();
         s.start(Time::ZERO, &mut out);
         let mut now = Time(1_000_000);
@@ -1256,7 +1310,10 @@ mod tests {
         let n = s.packets_out() as u64;
         let now = now + srtt;
         for (k, q) in (s.snd_una..s.snd_nxt).enumerate() {
-            s.sb.get_mut(q).tx_time = now - srtt + Dur(srtt.0 * (k as u64 + 1) / n);
+            let t = now - srtt + Dur(srtt.0 * (k as u64 + 1) / n);
+            s.sb.get_mut(q).tx_time = t;
+            // RACK's time-ordered queue too (the old entries go stale).
+            s.rack.on_transmit(q, t);
         }
         s.wstamp = now - Dur::from_us(50);
         (s, now)
@@ -1357,5 +1414,106 @@ mod tests {
         }
         assert!(sent[1] > 0, "the window allows sending");
         assert_eq!(sent[0], sent[1], "deferral does not apply in recovery");
+    }
+
+    /// An ACK of `ack`, with ECE if `ece`, and SACK blocks.
+    fn ack_at(s: &mut Sender, now: Time, ack: u32, ece: bool, sack: &[SackBlock]) {
+        let mut p = Packet::ack(0, ack, sack);
+        if ece {
+            p.flags |= flags::ECE;
+        }
+        s.on_packet(now, &p, &mut Vec::new());
+    }
+
+    #[test]
+    fn cwr_is_held_until_an_ack_above_high_seq() {
+        // `tcp_fastretrans_alert`: the ACK of exactly high_seq was sent
+        // before the receiver saw the CWR flag and still carries ECE; it
+        // must not start a second reduction (the simulator's did until
+        // model 9: two CWR flags per CE mark).
+        let (mut s, now) = clocked_with(sender_with(false, App::Bulk, true));
+        let (una, cwnd) = (s.snd_una, s.cc().unwrap().cwnd());
+        ack_at(&mut s, now, una + 2, true, &[]);
+        assert_eq!(s.ca_state, CaState::Cwr);
+        let high = s.high_seq;
+        let ssthresh = s.cc().unwrap().ssthresh();
+        assert!(ssthresh < cwnd, "one reduction: {ssthresh} of {cwnd}");
+        let mut t = now;
+        let mut a = una + 2;
+        while a < high {
+            a = (a + 2).min(high);
+            t += Dur::from_us(100);
+            ack_at(&mut s, t, a, true, &[]);
+            assert_eq!(s.ca_state, CaState::Cwr, "ack {a} of high_seq {high}");
+        }
+        assert_eq!(s.cc().unwrap().ssthresh(), ssthresh, "no second reduction");
+        // Past high_seq the reduction ends, at ssthresh.
+        ack_at(&mut s, t + Dur::from_us(100), high + 1, false, &[]);
+        assert_eq!(s.ca_state, CaState::Open);
+        assert_eq!(s.cc().unwrap().cwnd(), ssthresh);
+    }
+
+    #[test]
+    fn a_loss_during_cwr_enters_recovery_without_a_second_reduction() {
+        // `tcp_fastretrans_alert` "E": CWR is in the default branch, so a
+        // proven loss enters Recovery; `tcp_enter_recovery` starts no new
+        // reduction while one is under way (high_seq and ssthresh stay).
+        let (mut s, now) = clocked_with(sender_with(false, App::Bulk, true));
+        let una = s.snd_una;
+        ack_at(&mut s, now, una + 2, true, &[]);
+        let (high, ssthresh) = (s.high_seq, s.cc().unwrap().ssthresh());
+        // Segment una+2 lost: the rest of the flight SACKed an srtt later,
+        // the last of it sent most of an srtt after the hole (past any
+        // reordering window).
+        let t = now + s.rtt.srtt().unwrap();
+        let sack = [SackBlock {
+            start: una + 3,
+            end: high,
+        }];
+        ack_at(&mut s, t, una + 2, false, &sack);
+        assert!(s.lost_out > 0, "the hole is marked lost");
+        assert_eq!(s.ca_state, CaState::Recovery);
+        assert_eq!(s.high_seq, high);
+        assert_eq!(s.cc().unwrap().ssthresh(), ssthresh);
+    }
+
+    #[test]
+    fn an_ack_of_a_retransmission_samples_rtt_from_its_timestamp() {
+        // `tcp_ack_update_rtt`: Karn's rule leaves the ACK that covers a
+        // retransmission without a timed sample; the TSecr it echoes (the
+        // retransmission's TSval, ms-grained) gives one. Without
+        // timestamps srtt stays where it was.
+        let mut srtts = Vec::new();
+        for timestamps in [true, false] {
+            let mut s = sender(false, App::Bulk);
+            s.cfg.timestamps = timestamps;
+            let (mut s, now) = clocked_with(s);
+            let (una, nxt) = (s.snd_una, s.snd_nxt);
+            let t = now + s.rtt.srtt().unwrap();
+            let sack = [SackBlock {
+                start: una + 1,
+                end: nxt,
+            }];
+            let mut out = Vec::new();
+            let mut p = Packet::ack(0, una, &sack);
+            p.ts = ts_clock(now);
+            s.on_packet(t, &p, &mut out);
+            assert_eq!(s.ca_state, CaState::Recovery);
+            let rtx = out.iter().find(|p| p.seq == una).expect("the hole re-sent");
+            let before = s.rtt.srtt().unwrap();
+            // The receiver echoes the retransmission's TSval 30 ms later.
+            let mut a = Packet::ack(0, nxt, &[]);
+            a.ts = rtx.ts;
+            s.on_packet(t + Dur::from_ms(30), &a, &mut Vec::new());
+            srtts.push((before, s.rtt.srtt().unwrap()));
+        }
+        let (before, with) = srtts[0];
+        // srtt = 7/8 srtt + 1/8 x 30 ms (1 ms-grained).
+        let expect = (before.0 * 7 + 30_000_000) / 8;
+        assert!(
+            with.0.abs_diff(expect) <= 1_000_000 / 8 + 1_000,
+            "{with:?} vs {expect}"
+        );
+        assert_eq!(srtts[1].0, srtts[1].1, "no sample without timestamps");
     }
 }

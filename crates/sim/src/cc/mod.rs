@@ -209,6 +209,21 @@ impl CcConfig {
         .expect("cc params serialize")
     }
 
+    /// An ECN sender with this algorithm marks its retransmissions ECT too.
+    /// Linux sends a retransmission Not-ECT (RFC 3168 6.1.5,
+    /// `tcp_ecn_send`) unless the algorithm needs ECN on every packet
+    /// (DCTCP's `TCP_CONG_NEEDS_ECN`) or set `TCP_ECN_ECT_PERMANENT` (BBRv3's
+    /// `bbr_init` when `bbr_can_use_ecn`: ECN logic on and the `ecn_low`
+    /// route; BBRv2-alpha's with `ecn_enable`).
+    pub fn ect_permanent(&self) -> bool {
+        match self {
+            CcConfig::Dctcp(_) => true,
+            CcConfig::Bbr3(c) => c.ecn && c.ecn_low,
+            CcConfig::Bbr2(c) => c.ecn,
+            _ => false,
+        }
+    }
+
     /// Receivers of this algorithm echo every CE mark (the accurate ECN
     /// feedback DCTCP and BBRv2/v3 rely on) rather than RFC 3168's latch.
     pub fn wants_accurate_ecn(&self) -> bool {

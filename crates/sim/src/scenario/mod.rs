@@ -331,7 +331,10 @@ const MAX_FLOWS: usize = 100_000;
 ///    Recovery without a second reduction (`tcp_fastretrans_alert`); RTT
 ///    samples from echoed timestamps on ACKs of retransmitted data
 ///    (`tcp_ack_update_rtt`, `[hosts] timestamps`).
-pub const MODEL_VERSION: u32 = 9;
+/// 10: retransmissions of an ECN flow sent Not-ECT (RFC 3168 6.1.5,
+///    `tcp_ecn_send`) unless the algorithm keeps ECT (DCTCP; BBRv2/v3 with
+///    their ECN logic on), so an AQM in its dropping state drops them.
+pub const MODEL_VERSION: u32 = 10;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

@@ -1157,14 +1157,22 @@ impl Sender {
         }
     }
 
-    fn data_packet(&mut self, now: Time, q: u32) -> Packet {
+    /// A data segment; `new`: not sent before. `tcp_ecn_send`: an ECN
+    /// flow's new data is ECT and carries a queued CWR; a retransmission
+    /// goes Not-ECT (RFC 3168 6.1.5) unless the algorithm keeps ECT on every
+    /// packet (`CcConfig::ect_permanent`), and never carries CWR.
+    fn data_packet(&mut self, now: Time, q: u32, new: bool) -> Packet {
         let mut p = Packet::data(self.cfg.flow, q, self.app.payload(q, self.cfg.mss));
         p.ts = ts_clock(now);
         if self.cfg.ecn {
-            p.ecn = Ecn::Ect0;
-            if self.queue_cwr {
-                p.flags |= flags::CWR;
-                self.queue_cwr = false;
+            if new {
+                p.ecn = Ecn::Ect0;
+                if self.queue_cwr {
+                    p.flags |= flags::CWR;
+                    self.queue_cwr = false;
+                }
+            } else if self.cc_cfg.ect_permanent() {
+                p.ecn = Ecn::Ect0;
             }
         }
         p
@@ -1206,7 +1214,7 @@ impl Sender {
             });
             self.snd_nxt += 1;
             self.rack.on_transmit(q, now);
-            let mut p = self.data_packet(now, q);
+            let mut p = self.data_packet(now, q, true);
             if psh {
                 p.flags |= flags::PSH;
             }
@@ -1242,7 +1250,7 @@ impl Sender {
         sg.tx = tx;
         self.rack.on_transmit(q, now);
         let psh = self.sb.get(q).has(seg::PSH);
-        let mut p = self.data_packet(now, q);
+        let mut p = self.data_packet(now, q, false);
         p.flags |= flags::RETRANS;
         if psh {
             p.flags |= flags::PSH;
@@ -1515,5 +1523,34 @@ mod tests {
             "{with:?} vs {expect}"
         );
         assert_eq!(srtts[1].0, srtts[1].1, "no sample without timestamps");
+    }
+
+    #[test]
+    fn an_ecn_flow_retransmits_not_ect_unless_its_algorithm_keeps_ect() {
+        // `tcp_ecn_send`: only new data is ECT (RFC 3168 6.1.5); DCTCP
+        // (`TCP_CONG_NEEDS_ECN`) keeps ECT on retransmissions too.
+        use crate::cc::dctcp::DctcpConfig;
+        for (cc, ect) in [
+            (CcConfig::Cubic(CubicConfig::default()), false),
+            (CcConfig::Dctcp(DctcpConfig::default()), true),
+        ] {
+            let mut s = sender_with(false, App::Bulk, true);
+            s.cc_cfg = Box::new(cc);
+            let (mut s, now) = clocked_with(s);
+            let (una, nxt) = (s.snd_una, s.snd_nxt);
+            // An ECE first, so a CWR flag is queued when the loss shows.
+            ack_at(&mut s, now, una, true, &[]);
+            let sack = [SackBlock {
+                start: una + 1,
+                end: nxt,
+            }];
+            let mut out = Vec::new();
+            let t = now + s.rtt.srtt().unwrap();
+            s.on_packet(t, &Packet::ack(0, una, &sack), &mut out);
+            let rtx = out.iter().find(|p| p.seq == una).expect("the hole re-sent");
+            assert_eq!(rtx.ecn.is_ect(), ect);
+            assert!(!rtx.has_flag(flags::CWR), "CWR rides on new data only");
+            assert!(out.iter().filter(|p| p.seq >= nxt).all(|p| p.ecn.is_ect()));
+        }
     }
 }

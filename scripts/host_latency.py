@@ -14,9 +14,12 @@ Both are counted from the time the bottleneck's schedule had the frame due
   covers exactly it (the receiver's immediate ACK, same path the other way).
 
 Prints quantiles (us) of each, and writes them as CSV with ``--csv``. Used
-to size ``[hosts] latency`` (docs/model.md, "Host timing noise").
+to size ``[hosts] latency`` (docs/model.md, "Host timing noise"). With
+``--toml`` it also prints the ``[hosts]`` table that makes the simulator
+draw from this measurement (the values at the 18 percentiles the shipped
+table holds, the top 0.1% left out as there).
 
-    python scripts/host_latency.py SCENARIO [--runs N] [--set K=V ...] [--csv FILE]
+    python scripts/host_latency.py SCENARIO [--runs N] [--set K=V ...] [--csv FILE] [--toml]
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 QUANTILES = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999)
+# The percentiles of `[hosts] latency`'s tables (crates/sim/src/net/host.rs, PCT).
+TABLE_PCT = (0, 1, 2, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 98, 99, 99.5, 99.9)
 CUT_NS = 1_000_000  # longer turnarounds are protocol waits (delayed ACK, cwnd full), not noise
 
 
@@ -61,12 +66,22 @@ def turnarounds(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.array(snd, dtype=np.int64), np.array(rcv, dtype=np.int64)
 
 
+def toml_table(sender_us: np.ndarray, receiver_us: np.ndarray) -> str:
+    """The `[hosts]` table that draws turnarounds from these samples (us)."""
+
+    def row(x: np.ndarray) -> str:
+        return "[" + ", ".join(f"{v:.1f}" for v in np.percentile(x, TABLE_PCT)) + "]"
+
+    return f"[hosts]\nlatency = {{ sender_us = {row(sender_us)}, receiver_us = {row(receiver_us)} }}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("scenario")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--csv", help="write every turnaround (us) here")
+    ap.add_argument("--toml", action="store_true", help="print the [hosts] latency table of this measurement")
     a = ap.parse_args()
 
     from ccarena.linux.backend import execute
@@ -93,6 +108,8 @@ def main() -> int:
     for name, x in (("sender", s), ("receiver", r)):
         qs = np.quantile(x, QUANTILES) if len(x) else [float("nan")] * len(QUANTILES)
         print(f"{name:9} " + "  ".join(f"{v:6.1f}" for v in qs) + f"  {x.mean():6.1f}")
+    if a.toml:
+        print(toml_table(s, r))
     if a.csv:
         with open(a.csv, "w", newline="") as fh:
             w = csv.writer(fh)

@@ -61,6 +61,18 @@ BAD = [
     ("count zero", ("flows", 0, "count"), 0, "flows[0].count"),
     ("count negative", ("flows", 0, "count"), -2, "flows[0].count"),
     ("start after the end", ("flows", 0, "start"), "5s", "flows[0].start"),
+    (
+        "host table too short",
+        ("hosts",),
+        {"latency": {"sender_us": [50.0] * 17, "receiver_us": [50.0] * 18}},
+        "hosts.latency.sender_us",
+    ),
+    (
+        "host table decreasing",
+        ("hosts",),
+        {"latency": {"sender_us": [50.0] * 18, "receiver_us": [60.0] + [50.0] * 17}},
+        "hosts.latency.receiver_us[1]",
+    ),
 ]
 
 

@@ -274,6 +274,10 @@ def _validate_summary(scn: Scenario) -> list[Any]:
         head.add_row("buffer", _buffer(b))
         head.add_row("qdisc", _qdisc(b))
     latency = (n.get("hosts") or {}).get("latency", "")
+    if isinstance(latency, dict):  # a measured table: {"table": {"sender_ns": [...], ...}}
+        t = latency.get("table", {})
+        medians = [t.get(k, [0] * 18)[8] / 1e3 for k in ("sender_ns", "receiver_ns")]
+        latency = "table (medians {:.1f} / {:.1f} us)".format(*medians)
     head.add_row("host latency", f"{latency} (simulator; model version {n.get('model', 1)})")
     flows = n.get("flows", [])
     names = [str(x.get("name", "")) for x in links]

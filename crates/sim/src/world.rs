@@ -18,7 +18,7 @@ use crate::metrics::schema::{
     SummaryRow, TransitionCols, TransitionRow,
 };
 use crate::metrics::table::Table;
-use crate::net::host::{HostLatency, HostNoise};
+use crate::net::host::HostNoise;
 use crate::net::network::{Hop, Network, Propagated};
 use crate::net::path::{flow_paths, Path};
 use crate::packet::{Kind, Packet};
@@ -28,6 +28,7 @@ use crate::sched::EventQueue;
 use crate::tcp::receiver::{AckOptions, EcnEcho, Receiver};
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::units::{Dur, Time};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
@@ -148,6 +149,8 @@ impl<'a, T: Taps> World<'a, T> {
         let n = sc.flows.len();
         let net = Network::new(sc);
         let mut flows = Vec::with_capacity(n);
+        // One copy of the hosts' table, shared by every flow's ACK path.
+        let turnarounds = sc.hosts.latency.turnarounds();
         for (i, f) in sc.flows.iter().enumerate() {
             let app = if !f.chunks.is_empty() {
                 App::Chunks(Chunks::new(
@@ -177,11 +180,11 @@ impl<'a, T: Taps> World<'a, T> {
             if route_delay > Dur::ZERO {
                 rev.set_delay(rev.delay() + route_delay);
             }
-            if sc.hosts.latency == HostLatency::Measured {
-                rev = rev.with_host_noise(HostNoise::new(Rng::stream(
-                    sc.seed,
-                    &format!("flow{i}.host"),
-                )));
+            if let Some(t) = &turnarounds {
+                rev = rev.with_host_noise(HostNoise::new(
+                    Rng::stream(sc.seed, &format!("flow{i}.host")),
+                    Arc::clone(t),
+                ));
             }
             let echo = if f.cc.wants_accurate_ecn() {
                 EcnEcho::Accurate

@@ -31,9 +31,10 @@
 use crate::rng::Rng;
 use crate::units::Dur;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// How hosts time their answers (`[hosts] latency`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HostLatency {
     /// Turnarounds drawn from the distribution measured on the Linux backend.
@@ -41,6 +42,26 @@ pub enum HostLatency {
     Measured,
     /// Ideal hosts: every answer at once (the simulator before 0.2).
     None,
+    /// Turnarounds drawn from a table the user measured
+    /// (`scripts/host_latency.py --toml` on their own Linux backend).
+    Table(Box<Turnarounds>),
+}
+
+/// A turnaround distribution: its values at the percentiles of `PCT`, ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turnarounds {
+    /// ACK due at the sender -> the data it clocks out.
+    pub sender_ns: [u64; 18],
+    /// Data due at the receiver -> the ACK that covers it.
+    pub receiver_ns: [u64; 18],
+}
+
+impl Turnarounds {
+    /// The table this module ships (see the module's comment).
+    pub const MEASURED: Turnarounds = Turnarounds {
+        sender_ns: SENDER_NS,
+        receiver_ns: RECEIVER_NS,
+    };
 }
 
 impl HostLatency {
@@ -53,10 +74,20 @@ impl HostLatency {
             _ => None,
         }
     }
+
+    /// The distribution the hosts draw from (`None` for ideal hosts).
+    pub fn turnarounds(&self) -> Option<Arc<Turnarounds>> {
+        match self {
+            HostLatency::Measured => Some(Arc::new(Turnarounds::MEASURED)),
+            HostLatency::None => None,
+            HostLatency::Table(t) => Some(Arc::new(**t)),
+        }
+    }
 }
 
-/// Percentiles of the measured tables.
-const PCT: [f64; 18] = [
+/// The percentiles a table holds values at (`[hosts] latency`'s
+/// `sender_us`/`receiver_us` lists, 18 each).
+pub const PCT: [f64; 18] = [
     0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 98.0, 99.0,
     99.5, 99.9,
 ];
@@ -100,26 +131,31 @@ fn round_positive(x: f64) -> u64 {
 #[derive(Clone, Debug)]
 pub struct HostNoise {
     rng: Rng,
+    table: Arc<Turnarounds>,
 }
 
 impl HostNoise {
-    pub fn new(rng: Rng) -> HostNoise {
-        HostNoise { rng }
+    pub fn new(rng: Rng, table: Arc<Turnarounds>) -> HostNoise {
+        HostNoise { rng, table }
     }
 
     /// The delay an ACK takes between the receiver getting the data it
     /// covers and the sender acting on it, beyond the path's propagation:
     /// one receiver turnaround plus one sender turnaround.
     pub fn ack_turnaround(&mut self) -> Dur {
-        let r = quantile(&RECEIVER_NS, self.rng.uniform());
-        let s = quantile(&SENDER_NS, self.rng.uniform());
+        let r = quantile(&self.table.receiver_ns, self.rng.uniform());
+        let s = quantile(&self.table.sender_ns, self.rng.uniform());
         Dur(r + s)
     }
 }
 
-/// Mean of a table's distribution (trapezoids between knots), ns.
+/// Mean of the shipped table's distribution (trapezoids between knots), ns.
 pub fn mean_ns(sender: bool) -> f64 {
-    let t = if sender { &SENDER_NS } else { &RECEIVER_NS };
+    table_mean_ns(if sender { &SENDER_NS } else { &RECEIVER_NS })
+}
+
+/// Mean of a table's distribution (trapezoids between knots), ns.
+pub fn table_mean_ns(t: &[u64; 18]) -> f64 {
     let total = PCT[PCT.len() - 1];
     (1..PCT.len())
         .map(|k| (PCT[k] - PCT[k - 1]) * (t[k] + t[k - 1]) as f64 / 2.0)
@@ -164,7 +200,7 @@ mod tests {
 
     #[test]
     fn draws_follow_the_measured_distribution() {
-        let mut h = HostNoise::new(Rng::stream(7, "t"));
+        let mut h = HostNoise::new(Rng::stream(7, "t"), Arc::new(Turnarounds::MEASURED));
         let n = 200_000;
         let mut v: Vec<u64> = (0..n).map(|_| h.ack_turnaround().0).collect();
         v.sort_unstable();

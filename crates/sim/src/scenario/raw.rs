@@ -81,7 +81,8 @@ impl OneOrMany {
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RawHosts {
-    pub latency: Option<String>,
+    /// "measured", "none", or a table `{ sender_us = [...], receiver_us = [...] }`.
+    pub latency: Option<serde_json::Value>,
     pub tso_defer: Option<bool>,
     pub sack_compress: Option<bool>,
     pub push_acks: Option<bool>,

@@ -464,6 +464,10 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
             # When each flow's kernel counts (tcp_info) were read, s from the
             # run's start: a capture goes on until the socket closes.
             "counts_read_s": {str(f["flow"]): f.get("final_s") for f in raw["sender"]["flows"]},
+            # The senders' namespace's TcpExt counters that moved during the
+            # run, over all its flows (nstat's names: TCPHystartTrainDetect,
+            # TCPHystartDelayCwnd, TCPSackRecovery, TCPTimeouts, ...).
+            "tcpext": raw["sender"].get("netstat", {}),
         },
         "run_stats": {
             "bottleneck_packets": int(raw["bottleneck"]["bottleneck"]["departures"]),

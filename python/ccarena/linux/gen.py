@@ -211,7 +211,21 @@ class SenderFlow:
         return info, bbr
 
 
+def _netstat() -> dict[str, int]:
+    """The senders' namespace's TcpExt counters (/proc/net/netstat is per
+    network namespace): HyStart's detections, recoveries, timeouts, ..."""
+    try:
+        lines = Path("/proc/net/netstat").read_text().splitlines()
+    except OSError:
+        return {}
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:") and values.startswith("TcpExt:"):
+            return {k: int(v) for k, v in zip(names.split()[1:], values.split()[1:], strict=False)}
+    return {}
+
+
 def run_sender(cfg: dict[str, Any], out: Path) -> None:
+    netstat0 = _netstat()
     clock = Clock(cfg["t0_ns"])
     flows = [SenderFlow(f) for f in cfg["flows"]]
     for fl in flows:
@@ -236,9 +250,17 @@ def run_sender(cfg: dict[str, Any], out: Path) -> None:
     STOP.set()
     for t in threads:
         t.join(timeout=2.0)
+    netstat = {k: v - netstat0.get(k, 0) for k, v in _netstat().items()}
     _write_json(
         out / "sender.json",
-        {"flows": [fl.result for fl in flows], "samples": samples, **_usage(), "wall_s": clock.now()},
+        {
+            "flows": [fl.result for fl in flows],
+            "samples": samples,
+            # The counters that moved during the run, summed over its flows.
+            "netstat": {k: v for k, v in netstat.items() if v},
+            **_usage(),
+            "wall_s": clock.now(),
+        },
     )
 
 

@@ -341,6 +341,11 @@ def test_configured_loss_appears_in_retransmissions(tmp_path):
     # ... and the kernel's TCP retransmitted them (the buffer is too large to overflow).
     assert int(f["drops_overflow"]) == 0
     assert 0.012 < float(f["retrans_rate"]) < 0.035, f
+    # The kernel's own counters for the run (linux.tcpext): it entered SACK
+    # recovery for those losses, and retransmitted what the flow table says.
+    ext = res.meta["linux"]["tcpext"]
+    assert ext.get("TCPSackRecovery", 0) >= 1, ext
+    assert ext.get("TCPFastRetrans", 0) + ext.get("TCPLossProbes", 0) > 0, ext
     assert _our_processes() == []
 
 

@@ -103,8 +103,11 @@ def agree_with_tables(res, sender: pd.DataFrame, receiver: pd.DataFrame | None) 
         rtt = acks.ack_rtt.astype(float) * 1e3
         # tshark times an ACK from the segment it covers: the smallest is
         # the flow's min RTT as the sender measured it (tcp_info's on Linux,
-        # which starts from the SYN's RTT: within 0.2 ms there).
-        assert abs(rtt.min() - f.min_rtt_ms) < 0.2, (i, rtt.min(), f.min_rtt_ms)
+        # which starts from the SYN's RTT: within 0.2 ms there), unless an
+        # ACK of retransmitted data gave a timestamp sample, which is whole
+        # milliseconds and so up to 1 ms below it (`tcp_ack_update_rtt`;
+        # both backends since model 9).
+        assert rtt.min() - 1.0 < f.min_rtt_ms < rtt.min() + 0.2, (i, rtt.min(), f.min_rtt_ms)
         # Its mean against the mean smoothed RTT: the same samples, one
         # averaged over ACKs, the other over time through the EWMA.
         assert abs(rtt.mean() - f.srtt_mean_ms) / f.srtt_mean_ms < 0.1, (i, rtt.mean(), f.srtt_mean_ms)

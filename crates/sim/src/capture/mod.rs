@@ -43,6 +43,7 @@ pub mod pcapng;
 use crate::app::App;
 use crate::packet::{flags, Ecn, Kind, Packet};
 use crate::tcp::receiver::Receiver;
+use crate::tcp::rtt::ts_clock;
 use crate::units::Time;
 use frame::{options, tcp_flags, Endpoint, Segment};
 use serde::{Deserialize, Serialize};
@@ -236,11 +237,6 @@ pub struct Capture {
     buf: Vec<u8>,
     opts: Vec<u8>,
     sack: Vec<(u32, u32)>,
-}
-
-/// Millisecond clock of the hosts for timestamps, the TCP model's.
-fn ts_ms(now: Time) -> u32 {
-    crate::tcp::rtt::ts_clock(now)
 }
 
 impl Capture {
@@ -447,7 +443,7 @@ impl Taps for Capture {
             tsval: if p.kind == Kind::Data {
                 p.ts
             } else {
-                ts_ms(now)
+                ts_clock(now)
             },
             tsecr: if p.kind == Kind::Syn {
                 0
@@ -507,7 +503,7 @@ impl Taps for Capture {
         };
         f.rcv_right_edge = acked + window;
         let sent = Sent {
-            tsval: ts_ms(now),
+            tsval: ts_clock(now),
             // The receiver's `ts_recent`, as its ACK carries it.
             tsecr: if p.kind == Kind::Ack {
                 p.ts

@@ -151,11 +151,7 @@ impl HostNoise {
 
 /// Mean of the shipped table's distribution (trapezoids between knots), ns.
 pub fn mean_ns(sender: bool) -> f64 {
-    table_mean_ns(if sender { &SENDER_NS } else { &RECEIVER_NS })
-}
-
-/// Mean of a table's distribution (trapezoids between knots), ns.
-pub fn table_mean_ns(t: &[u64; 18]) -> f64 {
+    let t = if sender { &SENDER_NS } else { &RECEIVER_NS };
     let total = PCT[PCT.len() - 1];
     (1..PCT.len())
         .map(|k| (PCT[k] - PCT[k - 1]) * (t[k] + t[k - 1]) as f64 / 2.0)

@@ -4,17 +4,18 @@
 //! One schema for both backends: Python hands the TOML over as JSON and gets
 //! back either the normalized scenario or one error naming the field path.
 
+pub mod hosts;
 pub mod raw;
 
 use crate::capture::{self, CaptureSpec, Direction, Point};
 use crate::cc::CcConfig;
-use crate::net::host::HostLatency;
 use crate::net::impair::{JitterConfig, LossConfig};
 use crate::net::police::PolicerSpec;
 use crate::net::trace::{TraceSpec, OPPORTUNITY_FRAME};
 use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
 use crate::units::{self, Bytes, Dur, Rate, SizeSpec, Time};
+pub use hosts::HostsSpec;
 use raw::{RawBottleneck, RawCapture, RawFlow, RawLink, RawPath, RawScenario, UnitStr};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -364,117 +365,6 @@ pub struct Scenario {
     pub capture: Option<CaptureSpec>,
 }
 
-/// `[hosts]`; a field a normalized scenario lacks takes its default.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct HostsSpec {
-    pub latency: HostLatency,
-    /// Senders hold a partial TSO burst back for the next ACK
-    /// (`tcp_tso_should_defer`), as Linux does; `false` sends at once.
-    pub tso_defer: bool,
-    /// Receivers hold duplicate ACKs back while data is out of order
-    /// (`tcp_comp_sack_*`), as Linux does; `false` ACKs every segment.
-    pub sack_compress: bool,
-    /// Senders mark PSH at the end of each application write and receivers
-    /// ACK such a segment at once (`tcp::push`), as Linux does; `false`: no
-    /// PSH, an ACK per two segments.
-    pub push_acks: bool,
-    /// Receivers ACK every segment that grows their receive window
-    /// (`tcp_grow_window`; `tcp::rcvbuf`), as Linux does; `false`: only the
-    /// first 16 segments are ACKed singly.
-    pub window_acks: bool,
-    /// RFC 7323 timestamps give an RTT sample on an ACK of retransmitted
-    /// data that has no timed one (`tcp_ack_update_rtt`), as Linux does;
-    /// `false`: no sample there (the model before version 9).
-    pub timestamps: bool,
-}
-
-impl Default for HostsSpec {
-    fn default() -> HostsSpec {
-        HostsSpec {
-            latency: HostLatency::default(),
-            tso_defer: true,
-            sack_compress: true,
-            push_acks: true,
-            window_acks: true,
-            timestamps: true,
-        }
-    }
-}
-
-/// `[hosts] latency`: a name, or the table a user measured on their own
-/// Linux backend (`scripts/host_latency.py --toml`): 18 values in
-/// microseconds at the percentiles of `net::host::PCT`, non-decreasing,
-/// for the sender and the receiver.
-fn host_latency(v: &serde_json::Value) -> Result<HostLatency, ScenarioError> {
-    let names = || HostLatency::NAMES.join(", ");
-    match v {
-        serde_json::Value::String(s) => HostLatency::parse(s).map_or_else(
-            || {
-                err(
-                    "hosts.latency",
-                    format!(
-                        "unknown value {s:?}: expected one of {}, or a table {{ sender_us = [...], receiver_us = [...] }}",
-                        names()
-                    ),
-                )
-            },
-            Ok,
-        ),
-        serde_json::Value::Object(m) => {
-            if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), "sender_us" | "receiver_us")) {
-                return err(
-                    format!("hosts.latency.{k}"),
-                    "unknown field: expected sender_us and receiver_us",
-                );
-            }
-            let side = |name: &str| -> Result<[u64; 18], ScenarioError> {
-                let path = format!("hosts.latency.{name}");
-                let pcts = crate::net::host::PCT
-                    .iter()
-                    .map(|p| format!("{p}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let want = format!("18 turnarounds in us at the percentiles {pcts}");
-                let list = match m.get(name) {
-                    Some(serde_json::Value::Array(a)) => a,
-                    Some(_) => return err(path, format!("expected a list of {want}")),
-                    None => return err(path, format!("missing: expected {want}")),
-                };
-                if list.len() != 18 {
-                    return err(path, format!("expected {want}, got {} values", list.len()));
-                }
-                let mut out = [0u64; 18];
-                for (k, x) in list.iter().enumerate() {
-                    let us = x.as_f64().filter(|u| u.is_finite() && (0.0..=100_000.0).contains(u));
-                    let Some(us) = us else {
-                        return err(
-                            format!("{path}[{k}]"),
-                            format!("expected microseconds from 0 to 100000, got {x}"),
-                        );
-                    };
-                    out[k] = (us * 1e3).round() as u64;
-                    if k > 0 && out[k] < out[k - 1] {
-                        return err(
-                            format!("{path}[{k}]"),
-                            "percentiles must not decrease",
-                        );
-                    }
-                }
-                Ok(out)
-            };
-            Ok(HostLatency::Table(Box::new(crate::net::host::Turnarounds {
-                sender_ns: side("sender_us")?,
-                receiver_ns: side("receiver_us")?,
-            })))
-        }
-        _ => err(
-            "hosts.latency",
-            format!("expected one of {}, or a table {{ sender_us = [...], receiver_us = [...] }}", names()),
-        ),
-    }
-}
-
 /// The largest frame any flow sends (its full segment on the wire).
 fn largest_frame(flows: &[FlowSpec]) -> u32 {
     flows
@@ -748,17 +638,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
         Some(i) => positive_duration_at("sample.interval", &i)?,
         None => DEFAULT_SAMPLE_INTERVAL,
     };
-    let raw_hosts = raw.hosts.unwrap_or_default();
-    let linux = HostsSpec::default();
-    let tso_defer = raw_hosts.tso_defer.unwrap_or(linux.tso_defer);
-    let sack_compress = raw_hosts.sack_compress.unwrap_or(linux.sack_compress);
-    let push_acks = raw_hosts.push_acks.unwrap_or(linux.push_acks);
-    let window_acks = raw_hosts.window_acks.unwrap_or(linux.window_acks);
-    let timestamps = raw_hosts.timestamps.unwrap_or(linux.timestamps);
-    let latency = match raw_hosts.latency {
-        None => linux.latency,
-        Some(v) => host_latency(&v)?,
-    };
+    let hosts = hosts::normalize(raw.hosts.unwrap_or_default())?;
 
     let link_names: Vec<&str> = match &bottleneck {
         Some(_) => vec!["bottleneck"],
@@ -779,14 +659,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
         links,
         flows,
         sample_interval,
-        hosts: HostsSpec {
-            latency,
-            tso_defer,
-            sack_compress,
-            push_acks,
-            window_acks,
-            timestamps,
-        },
+        hosts,
         capture,
     })
 }
@@ -1740,46 +1613,6 @@ mod tests {
 
     fn error_of(j: serde_json::Value) -> ScenarioError {
         norm(j).expect_err("should fail")
-    }
-
-    #[test]
-    fn a_host_latency_table_is_checked() {
-        let with = |l: serde_json::Value| {
-            let mut j = base();
-            j["hosts"] = serde_json::json!({ "latency": l });
-            j
-        };
-        let ok: Vec<f64> = (0..18).map(|k| 20.0 + k as f64).collect();
-        let sc = norm(with(
-            serde_json::json!({"sender_us": ok, "receiver_us": ok}),
-        ))
-        .unwrap();
-        let HostLatency::Table(t) = &sc.hosts.latency else {
-            panic!("a table")
-        };
-        assert_eq!((t.sender_ns[0], t.receiver_ns[17]), (20_000, 37_000));
-        let short: Vec<f64> = ok[..17].to_vec();
-        let e = error_of(with(
-            serde_json::json!({"sender_us": short, "receiver_us": ok}),
-        ));
-        assert_eq!(e.path, "hosts.latency.sender_us");
-        assert!(e.message.contains("got 17 values"), "{}", e.message);
-        let mut down = ok.clone();
-        down[5] = 1.0;
-        let e = error_of(with(
-            serde_json::json!({"sender_us": ok, "receiver_us": down}),
-        ));
-        assert_eq!(e.path, "hosts.latency.receiver_us[5]");
-        let e = error_of(with(serde_json::json!({"sender_us": ok})));
-        assert_eq!(e.path, "hosts.latency.receiver_us");
-        let e = error_of(with(
-            serde_json::json!({"sender_us": ok, "receiver_us": ok, "x": 1}),
-        ));
-        assert_eq!(e.path, "hosts.latency.x");
-        let e = error_of(with(serde_json::json!("fast")));
-        assert_eq!(e.path, "hosts.latency");
-        let e = error_of(with(serde_json::json!(3)));
-        assert_eq!(e.path, "hosts.latency");
     }
 
     #[test]

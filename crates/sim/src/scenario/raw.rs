@@ -77,7 +77,7 @@ impl OneOrMany {
     }
 }
 
-/// `[hosts]`: how the end hosts time their answers.
+/// `[hosts]` as written (`scenario::hosts` normalizes it).
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RawHosts {

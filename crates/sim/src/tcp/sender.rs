@@ -1550,7 +1550,12 @@ mod tests {
             let rtx = out.iter().find(|p| p.seq == una).expect("the hole re-sent");
             assert_eq!(rtx.ecn.is_ect(), ect);
             assert!(!rtx.has_flag(flags::CWR), "CWR rides on new data only");
-            assert!(out.iter().filter(|p| p.seq >= nxt).all(|p| p.ecn.is_ect()));
+            // The same answer sends new data: ECT, the first with the CWR
+            // flag the ECE queued.
+            let new: Vec<&Packet> = out.iter().filter(|p| p.seq >= nxt).collect();
+            assert!(!new.is_empty(), "new data goes with the retransmission");
+            assert!(new.iter().all(|p| p.ecn.is_ect()));
+            assert!(new[0].has_flag(flags::CWR));
         }
     }
 }

@@ -335,7 +335,10 @@ const MAX_FLOWS: usize = 100_000;
 /// 10: retransmissions of an ECN flow sent Not-ECT (RFC 3168 6.1.5,
 ///    `tcp_ecn_send`) unless the algorithm keeps ECT (DCTCP; BBRv2/v3 with
 ///    their ECN logic on), so an AQM in its dropping state drops them.
-pub const MODEL_VERSION: u32 = 10;
+/// 11: the reduction after a loss probe repaired a loss starts as every
+///    other (`tcp_process_tlp_ack` -> `tcp_init_cwnd_reduction`): an ECN
+///    flow flags CWR on its next new segment.
+pub const MODEL_VERSION: u32 = 11;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

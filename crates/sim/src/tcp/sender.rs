@@ -522,6 +522,9 @@ impl Sender {
                     if let Some(cc) = self.cc.as_mut() {
                         cc.on_event(now, ev, &conn);
                     }
+                    // `tcp_init_cwnd_reduction` (an ECN flow's CWR flag too),
+                    // then CWR ended at once.
+                    self.start_reduction();
                     self.set_state(now, CaState::Cwr);
                     self.set_state(now, CaState::Open);
                 }

@@ -32,8 +32,6 @@ from pathlib import Path
 import numpy as np
 
 QUANTILES = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999)
-# The percentiles of `[hosts] latency`'s tables (crates/sim/src/net/host.rs, PCT).
-TABLE_PCT = (0, 1, 2, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 98, 99, 99.5, 99.9)
 CUT_NS = 1_000_000  # longer turnarounds are protocol waits (delayed ACK, cwnd full), not noise
 
 
@@ -69,8 +67,10 @@ def turnarounds(path: Path) -> tuple[np.ndarray, np.ndarray]:
 def toml_table(sender_us: np.ndarray, receiver_us: np.ndarray) -> str:
     """The `[hosts]` table that draws turnarounds from these samples (us)."""
 
+    from ccarena._core import host_percentiles
+
     def row(x: np.ndarray) -> str:
-        return "[" + ", ".join(f"{v:.1f}" for v in np.percentile(x, TABLE_PCT)) + "]"
+        return "[" + ", ".join(f"{v:.1f}" for v in np.percentile(x, host_percentiles())) + "]"
 
     return f"[hosts]\nlatency = {{ sender_us = {row(sender_us)}, receiver_us = {row(receiver_us)} }}"
 

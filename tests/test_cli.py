@@ -4,13 +4,17 @@ complete, deterministic run directory. These use the real simulator core."""
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
 import subprocess
+import re
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ccarena import cli
@@ -277,3 +281,21 @@ def test_ctrl_c_stops_a_long_simulation_within_a_second_and_writes_nothing(tmp_p
     assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
     # Nothing written, not even a temporary directory: only the scenario file.
     assert [q.name for q in tmp_path.iterdir()] == [p.name]
+
+
+def test_the_host_table_host_latency_prints_is_one_validate_accepts(capsys, write_scenario, tiny):
+    # scripts/host_latency.py --toml: the values at the core's percentiles
+    # (host_percentiles), as `[hosts] latency` reads them.
+    spec = importlib.util.spec_from_file_location(
+        "host_latency", Path(__file__).resolve().parent.parent / "scripts" / "host_latency.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rng = np.random.default_rng(1)
+    text = mod.toml_table(rng.uniform(40, 90, 10_000), rng.uniform(50, 100, 10_000))
+    p = write_scenario({**tiny, **tomllib.loads(text)})
+    code, out, err = _run_cli(capsys, "validate", str(p))
+    assert code == 0, err
+    # Medians of 10,000 draws from uniform 40-90 and 50-100 us.
+    m = re.search(r"table \(medians ([\d.]+) / ([\d.]+) us\)", out)
+    assert m and abs(float(m[1]) - 65) < 1 and abs(float(m[2]) - 75) < 1, out

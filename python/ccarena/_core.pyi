@@ -57,6 +57,9 @@ def cc_names() -> list[str]:
 def qdisc_names() -> list[str]:
     """Every queue discipline accepted in ``bottleneck.qdisc``."""
 
+def host_percentiles() -> list[float]:
+    """The percentiles a ``[hosts] latency`` table holds its values at."""
+
 def capacity_bits(normalized_json: str, from_ns: int, to_ns: int, link: int | None = None) -> float:
     """Bits the links can carry in ``[from_ns, to_ns)`` (each link's rate
     integrated over its schedule, or its trace's opportunities): summed over

@@ -275,9 +275,12 @@ def _validate_summary(scn: Scenario) -> list[Any]:
         head.add_row("qdisc", _qdisc(b))
     latency = (n.get("hosts") or {}).get("latency", "")
     if isinstance(latency, dict):  # a measured table: {"table": {"sender_ns": [...], ...}}
-        t = latency.get("table", {})
-        medians = [t.get(k, [0] * 18)[8] / 1e3 for k in ("sender_ns", "receiver_ns")]
-        latency = "table (medians {:.1f} / {:.1f} us)".format(*medians)
+        from ._core import host_percentiles
+
+        t, mid = latency["table"], host_percentiles().index(50.0)
+        latency = "table (medians {:.1f} / {:.1f} us)".format(
+            t["sender_ns"][mid] / 1e3, t["receiver_ns"][mid] / 1e3
+        )
     head.add_row("host latency", f"{latency} (simulator; model version {n.get('model', 1)})")
     flows = n.get("flows", [])
     names = [str(x.get("name", "")) for x in links]

@@ -217,6 +217,13 @@ fn qdisc_names() -> Vec<&'static str> {
     QdiscConfig::NAMES.to_vec()
 }
 
+/// The percentiles a `[hosts] latency` table holds its values at
+/// (`net::host::PCT`, the one list).
+#[pyfunction]
+fn host_percentiles() -> Vec<f64> {
+    ccarena_sim::net::host::PCT.to_vec()
+}
+
 /// (column, type, unit, definition).
 type ColumnSchema = (&'static str, &'static str, &'static str, &'static str);
 /// (table, what a row is, its columns).
@@ -272,6 +279,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;
+    m.add_function(wrap_pyfunction!(host_percentiles, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     Ok(())

@@ -7,8 +7,8 @@ import copy
 import importlib.util
 import json
 import os
-import subprocess
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path

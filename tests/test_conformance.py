@@ -131,6 +131,20 @@ def test_sim_only_runs_resume_and_judge_nothing(tmp_path):
     assert {r.name: r.stat().st_mtime_ns for r in sorted((tmp_path / "out" / "runs").iterdir())} == before
 
 
+def test_a_kernel_run_is_identified_by_what_the_kernel_sees(monkeypatch):
+    """The simulator's model and host models do not re-run the kernel; the
+    traffic generator's revision and the scenario's own fields do."""
+    from ccarena import conformance
+
+    base = {"duration": "2s", "bottleneck": {"rate": "20Mbps"}, "flows": [{"cc": "cubic", "rtt": "10ms"}]}
+    scn = ccarena.Scenario.from_dict(base)
+    h = conformance.kernel_hash(scn)
+    assert conformance.kernel_hash(ccarena.Scenario.from_dict({**base, "hosts": {"latency": "none"}})) == h
+    assert conformance.kernel_hash(ccarena.Scenario.from_dict({**base, "duration": "3s"})) != h
+    monkeypatch.setattr(conformance, "GENERATOR_REVISION", conformance.GENERATOR_REVISION + 1)
+    assert conformance.kernel_hash(scn) != h
+
+
 def test_seeds_differ_with_host_noise_and_not_without():
     doc = {
         "duration": "10s",

@@ -59,7 +59,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .linux import execute as execute_linux
+from .linux.gen import REVISION as GENERATOR_REVISION
 from .results import Results
+from .runner import execute as execute_sim
 from .scenario import Scenario, ScenarioError, read_toml
 from .store import is_complete, write_bytes_atomic
 from .sweep import derive_seed, expand, parse_sweep
@@ -209,8 +212,10 @@ SIM_ONLY_FIELDS = ("model", "hosts")
 
 def kernel_hash(scn: Scenario) -> str:
     """The identity of a kernel run: the normalized scenario without
-    ``SIM_ONLY_FIELDS``, so a simulator upgrade keeps the kernel's runs."""
+    ``SIM_ONLY_FIELDS``, so a simulator upgrade keeps the kernel's runs, and
+    the traffic generator's revision, so a generator change re-runs them."""
     doc = {k: v for k, v in json.loads(scn.core_json).items() if k not in SIM_ONLY_FIELDS}
+    doc["linux_generator"] = GENERATOR_REVISION
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -279,8 +284,6 @@ def _run_cell(
     linux: bool,
     say: Callable[[str], None],
 ) -> None:
-    from .runner import execute as execute_sim
-
     for seed in cell.seeds(matrix.sim_seeds):
         scn = cell.with_seed(seed)
         d = run_dir(out, scn, "sim")
@@ -288,8 +291,6 @@ def _run_cell(
             execute_sim(scn, d)
     if not linux:
         return
-    from .linux import execute as execute_linux
-
     for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
         scn = cell.with_seed(seed)
         d = run_dir(out, scn, "linux")

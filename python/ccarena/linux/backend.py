@@ -37,6 +37,7 @@ from ..results import Results
 from ..scenario import Scenario
 from ..store import DEFAULT_ROOT, capture_files, capture_meta, default_run_dir, write_run
 from . import capture, netns
+from .gen import REVISION as GENERATOR_REVISION
 from .interrupt import SignalGuard
 from .netns import Topology
 from .tables import build_tables, self_check
@@ -455,6 +456,8 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
         "kernel": kernel_version(),
         "linux": {
             "kernel": kernel_version(),
+            # The traffic generator's revision (gen.REVISION).
+            "generator": GENERATOR_REVISION,
             "notes": raw["notes"],
             "bottleneck": raw["bottleneck_program"],
             "trustworthy": check["trustworthy"],

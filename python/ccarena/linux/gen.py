@@ -50,6 +50,17 @@ else:  # started as a script
 
 SO_MAX_PACING_RATE = 47
 CHUNK = 1 << 20
+#: What the generator does to the kernel's traffic, by revision; a kernel
+#: run is identified with it (``conformance.kernel_hash``), so a change that
+#: alters what the kernel is asked to do re-runs the kernel's side.
+#: 1: the send buffer was allocated between connect and the first write.
+#: 2: allocated before the start time. Under revision 1 the first data left
+#:    0.58 ms after the handshake, and a second flow started with it 0.48 ms
+#:    later (the allocation, ~0.4 ms, held the GIL); two CUBIC flows at
+#:    100 Mbit/s, 20 ms, then differed in their HyStart exits (cwnd 89 by
+#:    delay vs 247 by ACK train, in every run). Revision 2: 0.09 ms, and the
+#:    two flows' first writes 0.06-0.07 ms apart (exits at 169 and 248).
+REVISION = 2
 STOP = threading.Event()
 
 
@@ -131,6 +142,10 @@ class SenderFlow:
     def run(self, cfg: dict[str, Any], clock: Clock) -> None:
         f = self.spec
         end = cfg["duration_ns"] / 1e9
+        # Made before the start time (REVISION 2): allocating 1 MiB takes a
+        # few hundred us, which would otherwise sit between connect and the
+        # first write and, under the GIL, delay the flows starting with this one.
+        buf = memoryview(bytearray(CHUNK))
         try:
             if self.after is not None:
                 # A successive flow: gap_ns after its predecessor completes.
@@ -153,7 +168,6 @@ class SenderFlow:
             with self.lock:
                 self.sock = s
             s.settimeout(0.05)
-            buf = memoryview(bytearray(CHUNK))
             size = f.get("size")
             sent = 0
             while not STOP.is_set() and clock.now() < end and (size is None or sent < size):

@@ -57,6 +57,12 @@ def cc_names() -> list[str]:
 def qdisc_names() -> list[str]:
     """Every queue discipline accepted in ``bottleneck.qdisc``."""
 
+def cc_reference(name: str) -> str:
+    """Where an algorithm's rules come from (Linux file, paper or RFC)."""
+
+def qdisc_reference(name: str) -> str:
+    """Where a queue discipline's rules come from."""
+
 def host_percentiles() -> list[float]:
     """The percentiles a ``[hosts] latency`` table holds its values at."""
 

@@ -663,10 +663,17 @@ def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _cmd_list(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import _core
     from .catalog import catalog_table
+    from .linux.backend import KERNEL_CC
     from .traces import shipped
 
-    out.print("congestion controls: " + ", ".join(_core.cc_names()))
-    out.print("queue disciplines:   " + ", ".join(_core.qdisc_names()))
+    # One line per entry, never wrapped (a reference is looked up, not read).
+    out.print("congestion controls (cc = NAME), each with its reference:")
+    for n in _core.cc_names():
+        kernel = f"  (Linux backend: kernel's {KERNEL_CC[n]})" if n in KERNEL_CC else ""
+        out.print(f"  {n:<10} {_core.cc_reference(n)}{kernel}", soft_wrap=True, markup=False)
+    out.print("queue disciplines (bottleneck.qdisc = NAME):")
+    for n in _core.qdisc_names():
+        out.print(f"  {n:<10} {_core.qdisc_reference(n)}", soft_wrap=True, markup=False)
     out.print("delivery traces:     " + ", ".join(shipped()) + " (trace = NAME or a file)")
     out.print(catalog_table())
     return 0

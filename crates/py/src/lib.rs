@@ -217,6 +217,18 @@ fn qdisc_names() -> Vec<&'static str> {
     QdiscConfig::NAMES.to_vec()
 }
 
+/// Where an algorithm's rules come from ("" for an unknown name).
+#[pyfunction]
+fn cc_reference(name: &str) -> &'static str {
+    CcConfig::reference(name)
+}
+
+/// Where a queue discipline's rules come from ("" for an unknown name).
+#[pyfunction]
+fn qdisc_reference(name: &str) -> &'static str {
+    QdiscConfig::reference(name)
+}
+
 /// The percentiles a `[hosts] latency` table holds its values at
 /// (`net::host::PCT`, the one list).
 #[pyfunction]
@@ -279,6 +291,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_reference, m)?)?;
+    m.add_function(wrap_pyfunction!(qdisc_reference, m)?)?;
     m.add_function(wrap_pyfunction!(host_percentiles, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;

@@ -211,6 +211,14 @@ _CC_COLORS = {
     "bbq": "tab:green",
     "bbr2": "tab:red",
     "bbr3": "tab:purple",
+    "vegas": "tab:brown",
+    "westwood": "tab:pink",
+    "htcp": "tab:gray",
+    "illinois": "gold",
+    "bic": "navy",
+    "scalable": "teal",
+    "hybla": "maroon",
+    "yeah": "darkgreen",
 }
 
 

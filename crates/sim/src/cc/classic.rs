@@ -65,6 +65,50 @@ impl Window {
     }
 }
 
+/// The kernel clock rate modelled for every `tcp_*.c` module: HZ = 1000,
+/// so one jiffy (`tcp_jiffies32`) is one millisecond of simulated time.
+pub const HZ: u32 = 1000;
+
+/// `tcp_jiffies32` with HZ = 1000.
+pub fn jiffies(now: Time) -> u32 {
+    (now.ns() / crate::units::NS_PER_MS) as u32
+}
+
+/// `usecs_to_jiffies` for HZ = 1000: rounds up to whole milliseconds.
+pub fn usecs_to_jiffies(us: u32) -> u32 {
+    us.div_ceil(1000)
+}
+
+/// `after(a, b)` of include/net/tcp.h: `a` is later than `b` in wrapping
+/// 32-bit sequence space.
+pub fn after(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) < 0
+}
+
+/// `tcp_sk(sk)->srtt_us`: the smoothed RTT in 1/8 us (0 before any sample).
+pub fn srtt_us_x8(conn: &Conn) -> u32 {
+    conn.srtt
+        .map_or(0, |d| (d.ns() / 125).min(u32::MAX as u64) as u32)
+}
+
+/// `tcp_current_ssthresh` outside a cwnd reduction (where a `cong_avoid`
+/// runs): the larger of ssthresh and 3/4 of cwnd.
+pub fn current_ssthresh(w: &Window) -> u32 {
+    w.ssthresh.max((w.cwnd >> 1) + (w.cwnd >> 2))
+}
+
+/// `tcp_ca_event` as a loss-based algorithm sees it: the TCP core's events
+/// and the two the window machinery raises itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowEvent {
+    Core(CcEvent),
+    /// `CA_EVENT_COMPLETE_CWR`: a CWR or Recovery episode ended
+    /// (`tcp_end_cwnd_reduction`, after cwnd was set to ssthresh).
+    CompleteCwr,
+    /// `CA_EVENT_LOSS`: an RTO set a new ssthresh (`tcp_enter_loss`).
+    Loss,
+}
+
 /// `tcp_is_cwnd_limited` (include/net/tcp.h).
 pub fn is_cwnd_limited(w: &Window, conn: &Conn) -> bool {
     if conn.is_cwnd_limited {
@@ -78,8 +122,16 @@ pub fn is_cwnd_limited(w: &Window, conn: &Conn) -> bool {
 pub trait WindowRule {
     /// Linux `ssthresh()`: the target window after a congestion event.
     fn ssthresh(&mut self, now: Time, w: &Window, conn: &Conn) -> u32;
-    /// Linux `cong_avoid()`: growth on an ACK that delivered `acked` packets.
+    /// Linux `cong_avoid()`: an ACK that advanced snd_una (`tcp_may_raise_cwnd`)
+    /// outside a reduction delivered `acked` packets. As in Linux, each rule
+    /// checks `tcp_is_cwnd_limited` itself ([`is_cwnd_limited`]): some act
+    /// once per RTT whether or not cwnd limits the sender (Vegas, Illinois).
     fn cong_avoid(&mut self, now: Time, w: &mut Window, acked: u32, conn: &Conn);
+    /// Linux `init()`, after the initial window is set (`tcp_init_transfer`):
+    /// a rule may replace the window or its clamp (Hybla, YeAH).
+    fn init(&mut self, _w: &mut Window, _init: &CcInit) {}
+    /// Linux `in_ack_event()`: every ACK, first (snd_una already advanced).
+    fn in_ack_event(&mut self, _now: Time, _w: &Window, _rs: &RateSample, _conn: &Conn) {}
     /// Linux `pkts_acked()`: every ACK, before any window change (RTT samples).
     /// `pacing_rate` is `sk_pacing_rate` as the previous ACK left it
     /// (CUBIC's HyStart reads it in `hystart_ack_delay`).
@@ -105,8 +157,8 @@ pub trait WindowRule {
         _conn: &Conn,
     ) {
     }
-    /// Linux `cwnd_event()`.
-    fn cwnd_event(&mut self, _now: Time, _ev: CcEvent, _conn: &Conn) {}
+    /// Linux `cwnd_event()`; Westwood+ rewrites the window on two of them.
+    fn cwnd_event(&mut self, _now: Time, _ev: WindowEvent, _w: &mut Window, _conn: &Conn) {}
     fn phase(&self, w: &Window) -> &'static str {
         if w.in_slow_start() {
             "SLOW_START"
@@ -148,6 +200,7 @@ impl<R: WindowRule> Classic<R> {
             pacing: Rate::INF,
             state: CaState::Open,
         };
+        c.rule.init(&mut c.win, init);
         if let Some(srtt) = init.srtt {
             c.pacing = default_pacing_rate(&c.win, init.mss, 0, srtt.ns());
         }
@@ -208,12 +261,13 @@ pub fn default_pacing_rate(w: &Window, mss: u32, packets_out: u32, srtt_ns: u64)
 
 impl<R: WindowRule> CongestionControl for Classic<R> {
     fn on_ack(&mut self, now: Time, rs: &RateSample, conn: &Conn) -> AckOutcome {
+        self.rule.in_ack_event(now, &self.win, rs, conn);
         self.rule
             .pkts_acked(now, &mut self.win, rs, conn, self.pacing);
         match self.state {
             CaState::Cwr | CaState::Recovery => self.prr(rs, conn),
             // `tcp_may_raise_cwnd`: grow only on forward progress of snd_una.
-            _ if rs.snd_una_advanced && is_cwnd_limited(&self.win, conn) => {
+            _ if rs.snd_una_advanced => {
                 self.rule
                     .cong_avoid(now, &mut self.win, rs.acked_sacked, conn);
             }
@@ -234,17 +288,20 @@ impl<R: WindowRule> CongestionControl for Classic<R> {
                 // `tcp_enter_loss`: a new ssthresh unless already reducing.
                 if from <= CaState::Disorder {
                     self.win.ssthresh = self.rule.ssthresh(now, &self.win, conn);
+                    self.rule
+                        .cwnd_event(now, WindowEvent::Loss, &mut self.win, conn);
                 }
                 self.prior_cwnd = self.win.cwnd;
                 self.win.cwnd = conn.in_flight + 1;
                 self.win.cwnd_cnt = 0;
             }
             // `tcp_end_cwnd_reduction`.
-            CaState::Open
-                if matches!(from, CaState::Cwr | CaState::Recovery)
-                    && self.win.ssthresh < INFINITE_SSTHRESH =>
-            {
-                self.win.cwnd = self.win.ssthresh;
+            CaState::Open if matches!(from, CaState::Cwr | CaState::Recovery) => {
+                if self.win.ssthresh < INFINITE_SSTHRESH {
+                    self.win.cwnd = self.win.ssthresh;
+                }
+                self.rule
+                    .cwnd_event(now, WindowEvent::CompleteCwr, &mut self.win, conn);
             }
             _ => {}
         }
@@ -253,7 +310,8 @@ impl<R: WindowRule> CongestionControl for Classic<R> {
     }
 
     fn on_event(&mut self, now: Time, ev: CcEvent, conn: &Conn) {
-        self.rule.cwnd_event(now, ev, conn);
+        self.rule
+            .cwnd_event(now, WindowEvent::Core(ev), &mut self.win, conn);
         if let CcEvent::CwndRestart { idle, rto } = ev {
             // `tcp_cwnd_restart`: ssthresh keeps 3/4 of cwnd, then cwnd halves
             // per RTO of idle time, down to min(initial window, cwnd).
@@ -309,11 +367,15 @@ impl<R: WindowRule> CongestionControl for Classic<R> {
     }
 }
 
+/// Windows and connections for the rules' unit tests.
 #[cfg(test)]
-mod tests {
+pub mod testkit {
     use super::*;
+    use crate::units::Dur;
 
-    fn win(cwnd: u32, ssthresh: u32) -> Window {
+    pub const MSS: u32 = 1448;
+
+    pub fn win(cwnd: u32, ssthresh: u32) -> Window {
         Window {
             cwnd,
             ssthresh,
@@ -321,6 +383,63 @@ mod tests {
             clamp: u32::MAX,
         }
     }
+
+    /// A cwnd-limited connection in Open with `in_flight` packets out, srtt
+    /// and min RTT 100 ms, snd_una at 0.
+    pub fn conn(in_flight: u32) -> Conn {
+        Conn {
+            mss: MSS,
+            init_cwnd: 10,
+            in_flight,
+            packets_out: in_flight,
+            delivered: 0,
+            delivered_ce: 0,
+            lost: 0,
+            delivered_mstamp: Time::ZERO,
+            srtt: Some(Dur::from_ms(100)),
+            min_rtt: Some(Dur::from_ms(100)),
+            ca_state: CaState::Open,
+            is_cwnd_limited: true,
+            max_packets_out: in_flight,
+            app_limited: false,
+            next_departure: Time::ZERO,
+            snd_una: 0,
+            snd_nxt: in_flight,
+            ecn_enabled: false,
+            paced: false,
+            sent_since_state_change: 0,
+        }
+    }
+
+    pub fn init(now: Time, srtt: Option<Dur>) -> CcInit {
+        CcInit {
+            now,
+            mss: MSS,
+            init_cwnd: 10,
+            srtt,
+            seed: 1,
+            ecn_enabled: false,
+        }
+    }
+
+    /// An ACK of `acked` packets with RTT sample `rtt_us` (-1: none).
+    pub fn ack(acked: u32, rtt_us: i64) -> RateSample {
+        RateSample {
+            delivered: acked as i64,
+            rtt_us,
+            acked_sacked: acked,
+            pkts_acked: acked,
+            snd_una_advanced: acked > 0,
+            slow_path: acked == 0,
+            ..RateSample::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::win;
+    use super::*;
 
     #[test]
     fn slow_start_stops_at_ssthresh_and_returns_the_rest() {

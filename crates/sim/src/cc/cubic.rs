@@ -13,17 +13,17 @@
 //! `initial_ssthresh` module parameter (default off) is not offered; undo
 //! (`tcp_reno_undo_cwnd`) is up to the shared machinery, which has none yet.
 
-use super::classic::{Window, WindowRule};
+use super::classic::{
+    after, is_cwnd_limited, jiffies, usecs_to_jiffies, Window, WindowEvent, WindowRule, HZ,
+};
 use super::{CaState, CcEvent, CcInit, CcParams, CcState, Conn, RateSample};
-use crate::units::{format_duration, Dur, Rate, Time, NS_PER_MS};
+use crate::units::{format_duration, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 /// `BICTCP_BETA_SCALE`: beta is a fraction of 1024.
 const BETA_SCALE: u32 = 1024;
 /// `BICTCP_HZ`: the curve's time unit is 2^-10 s.
 const BICTCP_HZ: u32 = 10;
-/// The kernel clock rate modelled here; `tcp_jiffies32` = now_ns / 1 ms.
-const HZ: u32 = 1000;
 /// `HYSTART_MIN_SAMPLES`: RTT samples per round before delay detection.
 const HYSTART_MIN_SAMPLES: u8 = 8;
 /// Clamp of HyStart's delay threshold (`HYSTART_DELAY_MIN/MAX`), us.
@@ -117,25 +117,9 @@ impl CcParams for CubicConfig {
     }
 }
 
-/// `tcp_jiffies32` with HZ = 1000.
-fn jiffies(now: Time) -> u32 {
-    (now.ns() / NS_PER_MS) as u32
-}
-
 /// `tcp_mstamp` truncated to 32 bits, as `bictcp_clock_us` reads it.
 fn clock_us(now: Time) -> u32 {
     now.us() as u32
-}
-
-/// `after(a, b)` of include/net/tcp.h: `a` is later than `b` in wrapping
-/// 32-bit sequence space.
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-/// `usecs_to_jiffies` for HZ = 1000: rounds up to whole milliseconds.
-fn usecs_to_jiffies(us: u32) -> u64 {
-    (us as u64).div_ceil(USEC_PER_MSEC)
 }
 
 /// Leading bits of cube roots: entry `i` approximates `cbrt(i << 18) - 1`,
@@ -323,7 +307,7 @@ impl CubicRule {
 
             // t = time since the epoch began plus one delay_min, in 1/1024 s.
             let elapsed = jif.wrapping_sub(self.epoch_start) as i32 as i64 as u64;
-            let mut t = elapsed.wrapping_add(usecs_to_jiffies(self.delay_min));
+            let mut t = elapsed.wrapping_add(usecs_to_jiffies(self.delay_min) as u64);
             t <<= BICTCP_HZ;
             t /= HZ as u64;
 
@@ -445,8 +429,11 @@ impl WindowRule for CubicRule {
         (((cwnd as u64 * self.beta as u64) / BETA_SCALE as u64) as u32).max(2)
     }
 
-    /// `cubictcp_cong_avoid` (the caller has checked `tcp_is_cwnd_limited`).
-    fn cong_avoid(&mut self, now: Time, w: &mut Window, mut acked: u32, _conn: &Conn) {
+    /// `cubictcp_cong_avoid`.
+    fn cong_avoid(&mut self, now: Time, w: &mut Window, mut acked: u32, conn: &Conn) {
+        if !is_cwnd_limited(w, conn) {
+            return;
+        }
         if w.in_slow_start() {
             acked = w.slow_start(acked);
             if acked == 0 {
@@ -506,8 +493,8 @@ impl WindowRule for CubicRule {
 
     /// `cubictcp_cwnd_event`: after idle, shift the epoch by the idle time
     /// (not past now) so the curve does not jump.
-    fn cwnd_event(&mut self, now: Time, ev: CcEvent, _conn: &Conn) {
-        if ev != CcEvent::TxStart {
+    fn cwnd_event(&mut self, now: Time, ev: WindowEvent, _w: &mut Window, _conn: &Conn) {
+        if ev != WindowEvent::Core(CcEvent::TxStart) {
             return;
         }
         let jif = jiffies(now);
@@ -551,6 +538,7 @@ mod tests {
     use super::*;
     use crate::cc::classic::{Classic, INFINITE_SSTHRESH};
     use crate::cc::{CcConfig, CongestionControl};
+    use crate::units::NS_PER_MS;
 
     const MSS: u32 = 1448;
 

@@ -4,10 +4,10 @@
 //! halving on packet loss. Without ECN the connection falls back to Reno
 //! (Linux's "dctcp-reno" ops).
 
-use super::classic::{Window, WindowRule};
+use super::classic::{Window, WindowEvent, WindowRule};
 use super::reno::RenoRule;
 use super::{CaState, CcEvent, CcInit, CcParams, CcState, Conn, RateSample};
-use crate::units::{Rate, Time};
+use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 /// `DCTCP_MAX_ALPHA`: alpha is a fraction of 1024.
@@ -148,24 +148,17 @@ impl WindowRule for DctcpRule {
         RenoRule.cong_avoid(now, w, acked, conn);
     }
 
-    /// `dctcp_update_alpha` runs as `in_ack_event`, on every ACK before any
+    /// `dctcp_update_alpha` (`in_ack_event`), on every ACK before any
     /// window change. Linux reads `tp->delivered` there before this ACK's
     /// cumulatively ACKed packets are counted; here `conn` already counts
     /// them, so they fall in the window they completed rather than the next.
-    fn pkts_acked(
-        &mut self,
-        _now: Time,
-        _w: &mut Window,
-        _rs: &RateSample,
-        conn: &Conn,
-        _pacing_rate: Rate,
-    ) {
+    fn in_ack_event(&mut self, _now: Time, _w: &Window, _rs: &RateSample, conn: &Conn) {
         if self.ecn {
             self.update_alpha(conn);
         }
     }
 
-    /// `dctcp_state`, plus the `CA_EVENT_LOSS` that `tcp_enter_loss` raises.
+    /// `dctcp_state`.
     fn set_state(&mut self, _now: Time, from: CaState, to: CaState, w: &mut Window, _conn: &Conn) {
         if !self.ecn {
             return;
@@ -175,19 +168,7 @@ impl WindowRule for DctcpRule {
                 let cwnd = w.cwnd;
                 self.react_to_loss(cwnd, w);
             }
-            CaState::Loss => {
-                // `tcp_enter_loss` raises CA_EVENT_LOSS exactly when it asks for a
-                // new ssthresh (Classic does so when leaving Open or Disorder);
-                // the halving uses the cwnd from before the RTO reset, which
-                // `ssthresh` just recorded.
-                if from <= CaState::Disorder {
-                    let cwnd = self.loss_cwnd;
-                    self.react_to_loss(cwnd, w);
-                }
-                if self.clamp_alpha_on_loss {
-                    self.alpha = MAX_ALPHA;
-                }
-            }
+            CaState::Loss if self.clamp_alpha_on_loss => self.alpha = MAX_ALPHA,
             _ => {}
         }
     }
@@ -195,14 +176,23 @@ impl WindowRule for DctcpRule {
     /// `dctcp_cwnd_event`: track the receiver's CE state. The ACK policy
     /// that goes with it (an immediate ACK when the CE state flips) belongs
     /// to the receiver in the TCP core.
-    fn cwnd_event(&mut self, _now: Time, ev: CcEvent, _conn: &Conn) {
+    fn cwnd_event(&mut self, _now: Time, ev: WindowEvent, w: &mut Window, _conn: &Conn) {
         if !self.ecn {
             return;
         }
         match ev {
-            CcEvent::EcnIsCe => self.ce_state = true,
-            CcEvent::EcnNoCe => self.ce_state = false,
-            CcEvent::TxStart | CcEvent::CwndRestart { .. } | CcEvent::TlpRecovery { .. } => {}
+            WindowEvent::Core(CcEvent::EcnIsCe) => self.ce_state = true,
+            WindowEvent::Core(CcEvent::EcnNoCe) => self.ce_state = false,
+            // `tcp_enter_loss` raises it after the new ssthresh, with cwnd
+            // not yet reset.
+            WindowEvent::Loss => {
+                let cwnd = w.cwnd;
+                self.react_to_loss(cwnd, w);
+            }
+            WindowEvent::Core(
+                CcEvent::TxStart | CcEvent::CwndRestart { .. } | CcEvent::TlpRecovery { .. },
+            )
+            | WindowEvent::CompleteCwr => {}
         }
     }
 

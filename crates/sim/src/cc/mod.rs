@@ -9,11 +9,19 @@
 //! what Linux keeps in `tcp_input.c` for them (slow start, PRR, ssthresh).
 
 pub mod bbr;
+pub mod bic;
 pub mod classic;
 pub mod cubic;
 pub mod dctcp;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
 pub mod reno;
+pub mod scalable;
 pub mod signals;
+pub mod vegas;
+pub mod westwood;
+pub mod yeah;
 
 pub use signals::{AckOutcome, CaState, CcEvent, CcInit, Conn, LostPacket, RateSample, TsoPolicy};
 
@@ -140,6 +148,14 @@ any_cc! {
     Reno(classic::Classic<reno::RenoRule>),
     Cubic(classic::Classic<cubic::CubicRule>),
     Dctcp(classic::Classic<dctcp::DctcpRule>),
+    Vegas(classic::Classic<vegas::VegasRule>),
+    Westwood(classic::Classic<westwood::WestwoodRule>),
+    Htcp(classic::Classic<htcp::HtcpRule>),
+    Illinois(classic::Classic<illinois::IllinoisRule>),
+    Bic(classic::Classic<bic::BicRule>),
+    Scalable(classic::Classic<scalable::ScalableRule>),
+    Hybla(classic::Classic<hybla::HyblaRule>),
+    Yeah(classic::Classic<yeah::YeahRule>),
     // BBRv1 and BBQ (v1 with another probing-phase rule) share one type.
     Bbr1(bbr::Bbr1),
     // BBRv3 and BBRv2-alpha share one type, parameterised by version.
@@ -152,6 +168,14 @@ pub enum CcConfig {
     Reno(reno::RenoConfig),
     Cubic(cubic::CubicConfig),
     Dctcp(dctcp::DctcpConfig),
+    Vegas(vegas::VegasConfig),
+    Westwood(westwood::WestwoodConfig),
+    Htcp(htcp::HtcpConfig),
+    Illinois(illinois::IllinoisConfig),
+    Bic(bic::BicConfig),
+    Scalable(scalable::ScalableConfig),
+    Hybla(hybla::HyblaConfig),
+    Yeah(yeah::YeahConfig),
     Bbr1(bbr::Bbr1Config),
     Bbq(bbr::BbqConfig),
     Bbr2(bbr::Bbr2Config),
@@ -162,14 +186,46 @@ pub use crate::params::{parse_params, Params as CcParams};
 
 impl CcConfig {
     /// Every name accepted in `cc = "..."`.
-    pub const NAMES: &'static [&'static str] =
-        &["reno", "cubic", "dctcp", "bbr1", "bbq", "bbr2", "bbr3"];
+    pub const NAMES: &'static [&'static str] = &[
+        "reno", "cubic", "dctcp", "vegas", "westwood", "htcp", "illinois", "bic", "scalable",
+        "hybla", "yeah", "bbr1", "bbq", "bbr2", "bbr3",
+    ];
+
+    /// Where each algorithm's rules come from, for `ccarena list`.
+    pub fn reference(name: &str) -> &'static str {
+        match name {
+            "reno" => "Linux net/ipv4/tcp_cong.c (tcp_reno_*); RFC 5681",
+            "cubic" => "Linux net/ipv4/tcp_cubic.c (with HyStart); RFC 9438",
+            "dctcp" => "Linux net/ipv4/tcp_dctcp.c; RFC 8257",
+            "vegas" => "Linux net/ipv4/tcp_vegas.c; Brakmo and Peterson, JSAC 1995",
+            "westwood" => "Linux net/ipv4/tcp_westwood.c (Westwood+); Grieco and Mascolo, CCR 2004",
+            "htcp" => "Linux net/ipv4/tcp_htcp.c; Leith and Shorten, PFLDnet 2004",
+            "illinois" => "Linux net/ipv4/tcp_illinois.c; Liu, Basar and Srikant, VALUETOOLS 2006",
+            "bic" => "Linux net/ipv4/tcp_bic.c; Xu, Harfoush and Rhee, INFOCOM 2004",
+            "scalable" => "Linux net/ipv4/tcp_scalable.c; Kelly, CCR 2003",
+            "hybla" => "Linux net/ipv4/tcp_hybla.c; Caini and Firrincieli, IJSCN 2004",
+            "yeah" => "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani and Vacirca, PFLDnet 2007",
+            "bbr1" => "Linux net/ipv4/tcp_bbr.c (BBRv1)",
+            "bbq" => "BBRv1 with BBQ's probing rule (the BBQ paper)",
+            "bbr2" => "google/bbr v2alpha branch, tcp_bbr2.c",
+            "bbr3" => "google/bbr v3 branch, tcp_bbr.c; draft-ietf-ccwg-bbr",
+            _ => "",
+        }
+    }
 
     pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
         Ok(match name {
             "reno" => CcConfig::Reno(parse_params(params)?),
             "cubic" => CcConfig::Cubic(parse_params(params)?),
             "dctcp" => CcConfig::Dctcp(parse_params(params)?),
+            "vegas" => CcConfig::Vegas(parse_params(params)?),
+            "westwood" => CcConfig::Westwood(parse_params(params)?),
+            "htcp" => CcConfig::Htcp(parse_params(params)?),
+            "illinois" => CcConfig::Illinois(parse_params(params)?),
+            "bic" => CcConfig::Bic(parse_params(params)?),
+            "scalable" => CcConfig::Scalable(parse_params(params)?),
+            "hybla" => CcConfig::Hybla(parse_params(params)?),
+            "yeah" => CcConfig::Yeah(parse_params(params)?),
             "bbr1" => CcConfig::Bbr1(parse_params(params)?),
             "bbq" => CcConfig::Bbq(parse_params(params)?),
             "bbr2" => CcConfig::Bbr2(parse_params(params)?),
@@ -188,6 +244,14 @@ impl CcConfig {
             CcConfig::Reno(_) => "reno",
             CcConfig::Cubic(_) => "cubic",
             CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Vegas(_) => "vegas",
+            CcConfig::Westwood(_) => "westwood",
+            CcConfig::Htcp(_) => "htcp",
+            CcConfig::Illinois(_) => "illinois",
+            CcConfig::Bic(_) => "bic",
+            CcConfig::Scalable(_) => "scalable",
+            CcConfig::Hybla(_) => "hybla",
+            CcConfig::Yeah(_) => "yeah",
             CcConfig::Bbr1(_) => "bbr1",
             CcConfig::Bbq(_) => "bbq",
             CcConfig::Bbr2(_) => "bbr2",
@@ -201,6 +265,14 @@ impl CcConfig {
             CcConfig::Reno(c) => serde_json::to_value(c),
             CcConfig::Cubic(c) => serde_json::to_value(c),
             CcConfig::Dctcp(c) => serde_json::to_value(c),
+            CcConfig::Vegas(c) => serde_json::to_value(c),
+            CcConfig::Westwood(c) => serde_json::to_value(c),
+            CcConfig::Htcp(c) => serde_json::to_value(c),
+            CcConfig::Illinois(c) => serde_json::to_value(c),
+            CcConfig::Bic(c) => serde_json::to_value(c),
+            CcConfig::Scalable(c) => serde_json::to_value(c),
+            CcConfig::Hybla(c) => serde_json::to_value(c),
+            CcConfig::Yeah(c) => serde_json::to_value(c),
             CcConfig::Bbr1(c) => serde_json::to_value(c),
             CcConfig::Bbq(c) => serde_json::to_value(c),
             CcConfig::Bbr2(c) => serde_json::to_value(c),
@@ -242,6 +314,27 @@ impl CcConfig {
             CcConfig::Dctcp(c) => {
                 AnyCc::Dctcp(classic::Classic::new(dctcp::DctcpRule::new(c, init), init))
             }
+            CcConfig::Vegas(c) => {
+                AnyCc::Vegas(classic::Classic::new(vegas::VegasRule::new(c), init))
+            }
+            CcConfig::Westwood(c) => AnyCc::Westwood(classic::Classic::new(
+                westwood::WestwoodRule::new(c, init),
+                init,
+            )),
+            CcConfig::Htcp(c) => {
+                AnyCc::Htcp(classic::Classic::new(htcp::HtcpRule::new(c, init), init))
+            }
+            CcConfig::Illinois(c) => {
+                AnyCc::Illinois(classic::Classic::new(illinois::IllinoisRule::new(c), init))
+            }
+            CcConfig::Bic(c) => AnyCc::Bic(classic::Classic::new(bic::BicRule::new(c), init)),
+            CcConfig::Scalable(_) => {
+                AnyCc::Scalable(classic::Classic::new(scalable::ScalableRule, init))
+            }
+            CcConfig::Hybla(c) => {
+                AnyCc::Hybla(classic::Classic::new(hybla::HyblaRule::new(c), init))
+            }
+            CcConfig::Yeah(c) => AnyCc::Yeah(classic::Classic::new(yeah::YeahRule::new(c), init)),
             CcConfig::Bbr1(c) => AnyCc::Bbr1(bbr::Bbr1::new(c, init)),
             CcConfig::Bbq(c) => AnyCc::Bbr1(bbr::bbq::build(c, init)),
             CcConfig::Bbr2(c) => AnyCc::Bbr3(bbr::Bbr3::new(c, init)),

@@ -1,7 +1,7 @@
 //! Reno, as Linux `tcp_reno_ssthresh` and `tcp_reno_cong_avoid`
 //! (net/ipv4/tcp_cong.c): halve on loss, one packet per RTT otherwise.
 
-use super::classic::{Window, WindowRule};
+use super::classic::{is_cwnd_limited, Window, WindowRule};
 use super::{CcParams, Conn};
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -30,8 +30,11 @@ impl WindowRule for RenoRule {
         (w.cwnd >> 1).max(2)
     }
 
-    /// `tcp_reno_cong_avoid` (the cwnd-limited test is done by the caller).
-    fn cong_avoid(&mut self, _now: Time, w: &mut Window, mut acked: u32, _conn: &Conn) {
+    /// `tcp_reno_cong_avoid`.
+    fn cong_avoid(&mut self, _now: Time, w: &mut Window, mut acked: u32, conn: &Conn) {
+        if !is_cwnd_limited(w, conn) {
+            return;
+        }
         if w.in_slow_start() {
             acked = w.slow_start(acked);
             if acked == 0 {

@@ -4,9 +4,10 @@
 use crate::units::{Dur, Rate, Time};
 
 /// Linux's congestion-avoidance state (`enum tcp_ca_state`, include/net/tcp.h).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CaState {
     /// Nothing outstanding is known lost.
+    #[default]
     Open,
     /// SACKs show reordering or holes, but nothing is marked lost yet.
     Disorder,
@@ -56,6 +57,18 @@ pub struct RateSample {
     pub is_acking_tlp_retrans_seq: bool,
     /// The ACK advanced the cumulative ACK point (Linux `FLAG_SND_UNA_ADVANCED`).
     pub snd_una_advanced: bool,
+    /// Packets this ACK removed from the retransmission queue, SACKed ones
+    /// included (`tcp_clean_rtx_queue`'s count, `ack_sample.pkts_acked`).
+    pub pkts_acked: u32,
+    /// The recovery state when the ACK arrived, before it was processed
+    /// (`icsk_ca_state` as `pkts_acked` hooks read it).
+    pub prior_ca_state: CaState,
+    /// `tcp_ack` took its slow path (`CA_ACK_SLOWPATH`): the ACK did not
+    /// advance snd_una, or carried SACK blocks or ECE. A pure in-order ACK
+    /// takes the fast path (header prediction); a window change also leaves
+    /// it, which the simulator does not follow (the two paths differ only
+    /// after duplicate ACKs, see Westwood+).
+    pub slow_path: bool,
 }
 
 impl RateSample {

@@ -271,6 +271,19 @@ impl QdiscConfig {
     pub const NAMES: &'static [&'static str] =
         &["taildrop", "codel", "fq_codel", "red", "pie", "cake"];
 
+    /// Where each discipline's rules come from, for `ccarena list`.
+    pub fn reference(name: &str) -> &'static str {
+        match name {
+            "taildrop" => "Linux net/sched/sch_fifo.c (pfifo, bfifo)",
+            "codel" => "Linux net/sched/sch_codel.c; RFC 8289",
+            "fq_codel" => "Linux net/sched/sch_fq_codel.c; RFC 8290",
+            "red" => "Linux net/sched/sch_red.c; Floyd and Jacobson, ToN 1993",
+            "pie" => "Linux net/sched/sch_pie.c; RFC 8033",
+            "cake" => "Linux net/sched/sch_cake.c; Hoeiland-Joergensen et al., LANMAN 2018",
+            _ => "",
+        }
+    }
+
     /// Build the config for `qdisc = name` from its `[bottleneck.<name>]`
     /// table (`params`, JSON null when absent). Errors name the parameter
     /// and its allowed range; the caller adds the file and the table path.

@@ -392,6 +392,7 @@ impl Sender {
         let prior_delivered = self.rate.delivered;
         let prior_lost = self.lost_total;
         let prior_una = self.snd_una;
+        let prior_ca_state = self.ca_state;
         let ece = self.cfg.ecn && pkt.has_flag(flags::ECE);
         let min_rtt = self.rtt.min_rtt();
         let mut sref = SampleRef::default();
@@ -554,6 +555,9 @@ impl Sender {
         );
         rs.is_ece = ece;
         rs.snd_una_advanced = una_advanced;
+        rs.pkts_acked = self.snd_una - prior_una;
+        rs.prior_ca_state = prior_ca_state;
+        rs.slow_path = !una_advanced || ece || !pkt.sacks().is_empty();
         let conn = self.conn();
         let cc = self.cc.as_mut().expect("established");
         let outcome = cc.on_ack(now, &rs, &conn);

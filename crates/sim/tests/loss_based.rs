@@ -1,0 +1,161 @@
+//! The loss- and delay-based algorithms from Linux's other `tcp_*.c`
+//! modules, each against the behaviour its paper and module are known for.
+
+mod common;
+use ccarena_sim::world::Results;
+use common::sim;
+use serde_json::json;
+
+fn goodput(r: &Results, flow: usize) -> f64 {
+    r.table("flows").f64s("goodput_mbps")[flow]
+}
+
+fn summary(r: &Results, col: &str) -> f64 {
+    r.table("summary").f64s(col)[0]
+}
+
+fn one(cc: &str, rate: &str, rtt: &str, buffer: &str, loss: &str, dur: &str) -> Results {
+    sim(json!({
+        "duration": dur, "seed": 1,
+        "bottleneck": {"rate": rate, "buffer": buffer},
+        "path": {"rtt": rtt, "loss": loss},
+        "flows": [{"cc": cc}]
+    }))
+}
+
+/// Vegas keeps alpha..beta (2..4) packets of its own in the queue: after
+/// draining its slow-start overshoot (one packet per RTT), a lone flow sits
+/// at 3-5 packets queued without a loss.
+#[test]
+fn vegas_keeps_a_few_packets_queued_and_loses_none() {
+    let r = one("vegas", "20Mbps", "40ms", "4BDP", "0%", "10s");
+    assert_eq!(r.table("summary").i64s("drops")[0], 0);
+    let s = r.table("samples");
+    let (t, q) = (s.f64s("time_s"), s.i64s("queue_backlog_bytes"));
+    let tail: Vec<f64> = (0..s.rows())
+        .filter(|&i| t[i] > 8.0)
+        .map(|i| q[i] as f64 / 1514.0)
+        .collect();
+    let mean = tail.iter().sum::<f64>() / tail.len() as f64;
+    assert!((2.0..=5.0).contains(&mean), "{mean} packets queued");
+    assert!(summary(&r, "utilization") > 0.9);
+}
+
+/// Vegas backs off as Reno fills the queue: Reno takes most of the link
+/// (Mo et al., "Analysis and comparison of TCP Reno and Vegas", 1999).
+#[test]
+fn vegas_yields_to_reno() {
+    let r = sim(json!({
+        "duration": "20s", "seed": 1,
+        "bottleneck": {"rate": "20Mbps", "buffer": "2BDP"},
+        "path": {"rtt": "40ms"},
+        "flows": [{"cc": "vegas"}, {"cc": "reno"}]
+    }));
+    let share = goodput(&r, 0) / (goodput(&r, 0) + goodput(&r, 1));
+    assert!(share < 0.25, "vegas share {share}");
+}
+
+/// Westwood+ sets cwnd to its bandwidth estimate times the minimum RTT after
+/// a loss instead of halving, so random (non-congestion) loss costs it less
+/// than Reno (Grieco and Mascolo 2004).
+#[test]
+fn westwood_suffers_less_from_random_loss_than_reno() {
+    let reno = goodput(&one("reno", "20Mbps", "40ms", "1BDP", "1%", "20s"), 0);
+    let ww = goodput(&one("westwood", "20Mbps", "40ms", "1BDP", "1%", "20s"), 0);
+    assert!(ww > 1.3 * reno, "westwood {ww} vs reno {reno} Mbit/s");
+}
+
+/// Hybla grows a 600 ms satellite flow as a 25 ms one would (rho = 24), so
+/// under 0.5% loss it keeps most of a 10 Mbit/s link where Reno gets a
+/// few percent (Caini and Firrincieli 2004).
+#[test]
+fn hybla_fills_a_satellite_link_that_reno_cannot() {
+    let reno = goodput(&one("reno", "10Mbps", "600ms", "1BDP", "0.5%", "30s"), 0);
+    let hybla = goodput(&one("hybla", "10Mbps", "600ms", "1BDP", "0.5%", "30s"), 0);
+    assert!(reno < 1.0, "reno {reno}");
+    assert!(hybla > 5.0 * reno, "hybla {hybla} vs reno {reno} Mbit/s");
+}
+
+/// On a long fat pipe with a small buffer Reno's one packet per RTT leaves
+/// the link half idle; the high-speed algorithms refill it within seconds.
+#[test]
+fn high_speed_algorithms_fill_a_long_fat_pipe_reno_does_not() {
+    let util = |cc| {
+        summary(
+            &one(cc, "200Mbps", "100ms", "0.25BDP", "0%", "20s"),
+            "utilization",
+        )
+    };
+    let reno = util("reno");
+    assert!(reno < 0.65, "reno {reno}");
+    for cc in ["htcp", "illinois", "bic", "scalable"] {
+        let u = util(cc);
+        assert!(u > reno + 0.15, "{cc} {u} vs reno {reno}");
+    }
+}
+
+fn loss_epoch_period(cc: &str, rate: &str, dur: &str) -> f64 {
+    let r = one(cc, rate, "20ms", "1BDP", "0%", dur);
+    let rec: Vec<f64> = common::transitions(&r, 0)
+        .into_iter()
+        .filter(|(t, _, to)| to == "RECOVERY" && *t > 4.0)
+        .map(|(t, _, _)| t)
+        .collect();
+    assert!(rec.len() >= 3, "{cc} {rate}: {rec:?}");
+    (rec[rec.len() - 1] - rec[0]) / (rec.len() - 1) as f64
+}
+
+/// Scalable's cut (1/8) and growth (1% per RTT) are both proportional to
+/// the window, so the time between losses does not grow with the window;
+/// Reno's does, in proportion (Kelly 2003).
+#[test]
+fn scalable_recovers_in_a_time_independent_of_the_window() {
+    // Both windows above Scalable's 100-packet threshold (BDP 167 and 667).
+    let (s1, s4) = (
+        loss_epoch_period("scalable", "100Mbps", "10s"),
+        loss_epoch_period("scalable", "400Mbps", "10s"),
+    );
+    let (r1, r4) = (
+        loss_epoch_period("reno", "20Mbps", "20s"),
+        loss_epoch_period("reno", "80Mbps", "20s"),
+    );
+    assert!(
+        s4 / s1 < 1.3,
+        "scalable {s1} s at 100 Mbit/s, {s4} s at 400"
+    );
+    assert!(r4 / r1 > 3.0, "reno {r1} s at 20 Mbit/s, {r4} s at 80");
+}
+
+/// YeAH drains the queue it builds (its Vegas estimate of its own backlog)
+/// where Reno keeps the buffer full.
+#[test]
+fn yeah_keeps_less_queue_than_reno() {
+    let q = |cc| {
+        summary(
+            &one(cc, "20Mbps", "40ms", "4BDP", "0%", "10s"),
+            "qdelay_mean_ms",
+        )
+    };
+    let (reno, yeah) = (q("reno"), q("yeah"));
+    assert!(yeah < 0.75 * reno, "yeah {yeah} ms vs reno {reno} ms");
+}
+
+/// Every algorithm reports its own state columns, with the common ones.
+#[test]
+fn each_algorithm_writes_its_state_columns() {
+    for (cc, col) in [
+        ("vegas", "vegas_base_rtt_ms"),
+        ("westwood", "westwood_bw_mbps"),
+        ("htcp", "htcp_alpha"),
+        ("illinois", "illinois_alpha"),
+        ("bic", "bic_wmax_pkts"),
+        ("hybla", "hybla_rho"),
+        ("yeah", "yeah_queue_pkts"),
+    ] {
+        let r = one(cc, "10Mbps", "20ms", "1BDP", "0%", "2s");
+        let s = r.table("samples");
+        let v = s.f64s(col);
+        assert!(v.iter().any(|x| x.is_finite()), "{cc}: {col}");
+        assert!(s.f64s("ssthresh_pkts").len() == v.len());
+    }
+}

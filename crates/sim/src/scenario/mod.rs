@@ -1872,7 +1872,7 @@ mod tests {
             ),
             (
                 "unknown cc",
-                serde_json::json!({"flows": [{"cc": "vegas"}]}),
+                serde_json::json!({"flows": [{"cc": "cubic2"}]}),
                 "flows[0].cc",
             ),
             (

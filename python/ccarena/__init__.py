@@ -23,12 +23,13 @@ from .errors import StoreError, SweepError
 from .scenario import Scenario, ScenarioError, keyword_override
 
 if TYPE_CHECKING:
+    from .controller import Controller
     from .experiment import Experiment
     from .results import Results
 
 # `Experiment` and `Results` load pandas and pyarrow: imported when first
 # used (PEP 562), so `ccarena --help` and `ccarena-bottleneck` start fast.
-_LAZY = {"Experiment": "experiment", "Results": "results"}
+_LAZY = {"Experiment": "experiment", "Results": "results", "Controller": "controller"}
 
 
 def __getattr__(name: str) -> Any:
@@ -47,6 +48,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree without ins
     __version__ = "0+unknown"
 
 __all__ = [
+    "Controller",
     "Experiment",
     "Results",
     "Scenario",

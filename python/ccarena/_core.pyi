@@ -90,3 +90,40 @@ def schema() -> list[tuple[str, str, list[tuple[str, str, str, str]]]]:
 def jain(values: list[float]) -> float:
     """Jain's fairness index (RFC 5166) over the finite values; NaN when none
     is finite or all are zero."""
+
+class Simulation:
+    """A run stepped from Python (``ccarena.gym``); the same bits as ``run``."""
+
+    def __init__(self, normalized_json: str) -> None: ...
+    def advance(self, until_ns: int) -> bool:
+        """Run the events due by ``until_ns``; False once the scenario has ended."""
+    def results(self) -> tuple[dict[str, bytes], dict[str, int], list[dict[str, Any]]]:
+        """``run``'s (tables, stats, captures), once the scenario has ended."""
+
+class AckSample:
+    """What one ACK told a Python controller's flow (``ccarena.controller``)."""
+
+    now: float
+    acked: int
+    lost: int
+    rtt: float | None
+    delivery_rate: float | None
+    app_limited: bool
+    ece: bool
+    prior_in_flight: int
+
+class ConnView:
+    """The connection as a Python controller may read it."""
+
+    flow: int
+    now: float
+    mss: int
+    in_flight: int
+    delivered: int
+    lost: int
+    delivered_ce: int
+    srtt: float | None
+    min_rtt: float | None
+    ca_state: str
+    cwnd_limited: bool
+    app_limited: bool

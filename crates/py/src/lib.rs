@@ -5,6 +5,7 @@
 //! (`python/ccarena`); the stub `python/ccarena/_core.pyi` types this module.
 
 pub mod arrow;
+pub mod controller;
 
 use ccarena_sim::cc::CcConfig;
 use ccarena_sim::metrics::collect;
@@ -72,34 +73,53 @@ fn run<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyList>)> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
     let mut stopped: Option<PyErr> = None;
-    let encoded = py.detach(|| {
-        let results = world::run_with_progress(&scenario, PROGRESS_EVENTS, |now| {
+    controller::take_error();
+    // A Python controller's exception stops the run at the next check.
+    let every = if scenario.flows.iter().any(|f| f.cc.name() == "python") {
+        PROGRESS_EVENTS >> 10
+    } else {
+        PROGRESS_EVENTS
+    };
+    let results = py.detach(|| {
+        world::run_with_progress(&scenario, every, |now| {
             Python::attach(|py| {
                 let step = py.check_signals().and_then(|()| match &progress {
                     Some(f) => f.call1(py, (now.0,)).map(|_| ()),
                     None => Ok(()),
                 });
                 match step {
-                    Ok(()) => true,
+                    Ok(()) => !controller::failed(),
                     Err(e) => {
                         stopped = Some(e);
                         false
                     }
                 }
             })
-        })?;
-        let tables = results
-            .tables
-            .iter()
-            .map(|t| arrow::to_ipc_stream(t).map(|b| (t.name.clone(), b)))
-            .collect::<Result<Vec<_>, _>>();
-        Some(tables.map(|t| (t, results.stats, results.captures)))
+        })
     });
-    let Some(encoded) = encoded else {
+    if let Some(e) = controller::take_error() {
+        return Err(e);
+    }
+    let Some(results) = results else {
         return Err(stopped.expect("a run stops only on an error"));
     };
-    let (tables, stats, captures) = encoded
+    encode(py, results)
+}
+
+type Encoded<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyList>);
+
+/// A run's tables as Arrow IPC bytes, its counters and its captures.
+fn encode(py: Python<'_>, results: world::Results) -> PyResult<Encoded<'_>> {
+    let tables = py
+        .detach(|| {
+            results
+                .tables
+                .iter()
+                .map(|t| arrow::to_ipc_stream(t).map(|b| (t.name.clone(), b)))
+                .collect::<Result<Vec<_>, _>>()
+        })
         .map_err(|e| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}")))?;
+    let (stats, captures) = (results.stats, results.captures);
     let out = PyDict::new(py);
     for (name, bytes) in tables {
         out.set_item(name, PyBytes::new(py, &bytes))?;
@@ -118,6 +138,68 @@ fn run<'py>(
         caps.append(d)?;
     }
     Ok((out, st, caps))
+}
+
+/// A simulation stepped from Python (`ccarena.gym`): `advance(until_ns)`
+/// runs the events due by then and says whether the scenario goes on;
+/// `results()` gives `run`'s tables once it has ended. Stepping does not
+/// change the bits (`World::advance`).
+#[pyclass(unsendable, module = "ccarena._core")]
+pub struct Simulation {
+    // Dropped before `scenario`, which it borrows (see `Drop`).
+    world: Option<world::World<'static>>,
+    scenario: *mut Scenario,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(py: Python<'_>, normalized_json: &str) -> PyResult<Simulation> {
+        let sc = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
+        if sc.capture.is_some() {
+            return Err(PyValueError::new_err(
+                "a stepped simulation does not write captures: remove [capture]",
+            ));
+        }
+        let scenario = Box::into_raw(Box::new(sc));
+        // SAFETY: the scenario lives until `drop`, which drops the world first.
+        let sc_ref: &'static Scenario = unsafe { &*scenario };
+        Ok(Simulation {
+            world: Some(world::World::new(sc_ref)),
+            scenario,
+        })
+    }
+
+    /// Run to simulated time `until_ns`; False once the scenario has ended.
+    fn advance(&mut self, until_ns: u64) -> PyResult<bool> {
+        let w = self
+            .world
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the simulation's results were taken"))?;
+        controller::take_error();
+        let more = w.advance(ccarena_sim::units::Time(until_ns));
+        if let Some(e) = controller::take_error() {
+            return Err(e);
+        }
+        Ok(more)
+    }
+
+    /// `run`'s (tables, stats, captures), once the scenario has ended.
+    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Encoded<'py>> {
+        let w = self
+            .world
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("the simulation's results were taken"))?;
+        encode(py, w.into_results())
+    }
+}
+
+impl Drop for Simulation {
+    fn drop(&mut self) {
+        self.world = None;
+        // SAFETY: allocated by `new` with Box::into_raw; nothing borrows it now.
+        drop(unsafe { Box::from_raw(self.scenario) });
+    }
 }
 
 /// A classic pcap file (tcpdump's, either byte order, micro- or
@@ -281,6 +363,10 @@ fn bottleneck_cli(py: Python<'_>) -> PyResult<u8> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_class::<Simulation>()?;
+    m.add_class::<controller::AckSample>()?;
+    m.add_class::<controller::ConnView>()?;
+    controller::register();
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_to_pcapng, m)?)?;

@@ -289,17 +289,40 @@ impl<'a, T: Taps> World<'a, T> {
                 }
             }
         }
+        Some(self.into_results())
+    }
+
+    /// Run the events due up to `until` (at most to the scenario's end), for
+    /// a caller that steps the simulation (a learning agent between its
+    /// actions). Returns false once the scenario's end is reached. Stepping
+    /// does not touch the simulation: the same scenario stepped at any
+    /// times, or run in one go, gives the same bits.
+    pub fn advance(&mut self, until: Time) -> bool {
+        let until = until.min(self.end);
+        while let Some(t) = self.q.peek_time() {
+            if t > until {
+                break;
+            }
+            let (now, ev) = self.q.pop().expect("peeked");
+            self.handle(now, ev);
+        }
+        until < self.end && self.q.peek_time().is_some_and(|t| t <= self.end)
+    }
+
+    /// The result tables, once `advance` has reached the scenario's end
+    /// (the tables describe the scenario's whole duration).
+    pub fn into_results(self) -> Results {
         let stats = RunStats {
             events: self.q.processed(),
             bottleneck_packets: self.net.links.iter().map(|l| l.queue.departures).sum(),
             sim_time_ns: self.end.0,
         };
         let (tables, captures) = self.finish();
-        Some(Results {
+        Results {
             tables,
             stats,
             captures,
-        })
+        }
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {

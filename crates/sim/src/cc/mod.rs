@@ -13,6 +13,7 @@ pub mod bic;
 pub mod classic;
 pub mod cubic;
 pub mod dctcp;
+pub mod external;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
@@ -156,6 +157,8 @@ any_cc! {
     Scalable(classic::Classic<scalable::ScalableRule>),
     Hybla(classic::Classic<hybla::HyblaRule>),
     Yeah(classic::Classic<yeah::YeahRule>),
+    // A user's controller (Python), the one variant behind a pointer.
+    External(Box<dyn CongestionControl + Send>),
     // BBRv1 and BBQ (v1 with another probing-phase rule) share one type.
     Bbr1(bbr::Bbr1),
     // BBRv3 and BBRv2-alpha share one type, parameterised by version.
@@ -176,6 +179,7 @@ pub enum CcConfig {
     Scalable(scalable::ScalableConfig),
     Hybla(hybla::HyblaConfig),
     Yeah(yeah::YeahConfig),
+    Python(external::PythonConfig),
     Bbr1(bbr::Bbr1Config),
     Bbq(bbr::BbqConfig),
     Bbr2(bbr::Bbr2Config),
@@ -188,7 +192,7 @@ impl CcConfig {
     /// Every name accepted in `cc = "..."`.
     pub const NAMES: &'static [&'static str] = &[
         "reno", "cubic", "dctcp", "vegas", "westwood", "htcp", "illinois", "bic", "scalable",
-        "hybla", "yeah", "bbr1", "bbq", "bbr2", "bbr3",
+        "hybla", "yeah", "bbr1", "bbq", "bbr2", "bbr3", "python",
     ];
 
     /// Where each algorithm's rules come from, for `ccarena list`.
@@ -209,6 +213,7 @@ impl CcConfig {
             "bbq" => "BBRv1 with BBQ's probing rule (the BBQ paper)",
             "bbr2" => "google/bbr v2alpha branch, tcp_bbr2.c",
             "bbr3" => "google/bbr v3 branch, tcp_bbr.c; draft-ietf-ccwg-bbr",
+            "python" => "your own: a ccarena.Controller subclass, cc_params = { class = \"module:Class\" } (docs/controllers.md)",
             _ => "",
         }
     }
@@ -226,6 +231,13 @@ impl CcConfig {
             "scalable" => CcConfig::Scalable(parse_params(params)?),
             "hybla" => CcConfig::Hybla(parse_params(params)?),
             "yeah" => CcConfig::Yeah(parse_params(params)?),
+            "python" => {
+                let c = external::PythonConfig::parse(params)?;
+                if !external::available() {
+                    return Err("python controllers run through the Python package (ccarena.run, the ccarena command)".into());
+                }
+                CcConfig::Python(c)
+            }
             "bbr1" => CcConfig::Bbr1(parse_params(params)?),
             "bbq" => CcConfig::Bbq(parse_params(params)?),
             "bbr2" => CcConfig::Bbr2(parse_params(params)?),
@@ -252,6 +264,7 @@ impl CcConfig {
             CcConfig::Scalable(_) => "scalable",
             CcConfig::Hybla(_) => "hybla",
             CcConfig::Yeah(_) => "yeah",
+            CcConfig::Python(_) => "python",
             CcConfig::Bbr1(_) => "bbr1",
             CcConfig::Bbq(_) => "bbq",
             CcConfig::Bbr2(_) => "bbr2",
@@ -273,6 +286,7 @@ impl CcConfig {
             CcConfig::Scalable(c) => serde_json::to_value(c),
             CcConfig::Hybla(c) => serde_json::to_value(c),
             CcConfig::Yeah(c) => serde_json::to_value(c),
+            CcConfig::Python(c) => serde_json::to_value(c),
             CcConfig::Bbr1(c) => serde_json::to_value(c),
             CcConfig::Bbq(c) => serde_json::to_value(c),
             CcConfig::Bbr2(c) => serde_json::to_value(c),
@@ -305,8 +319,10 @@ impl CcConfig {
         )
     }
 
-    pub fn build(&self, init: &CcInit) -> AnyCc {
+    /// Flow `flow`'s algorithm, at its connection's establishment.
+    pub fn build(&self, init: &CcInit, flow: u32) -> AnyCc {
         match self {
+            CcConfig::Python(c) => AnyCc::External(external::build(c, init, flow)),
             CcConfig::Reno(c) => AnyCc::Reno(classic::Classic::new(reno::RenoRule::new(c), init)),
             CcConfig::Cubic(c) => {
                 AnyCc::Cubic(classic::Classic::new(cubic::CubicRule::new(c, init), init))

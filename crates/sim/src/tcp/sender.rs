@@ -378,7 +378,7 @@ impl Sender {
             seed: self.cfg.cc_seed,
             ecn_enabled: self.cfg.ecn,
         };
-        self.cc = Some(self.cc_cfg.build(&init));
+        self.cc = Some(self.cc_cfg.build(&init, self.cfg.flow));
         self.note_phase(now);
         self.transmit(now, out);
     }

@@ -65,7 +65,7 @@ mod tests {
                 seed: 1,
                 ecn_enabled: false,
             };
-            let cc = cfg.build(&init);
+            let cc = cfg.build(&init, 0);
             assert!(cc.wants_pacing());
             assert_eq!((cc.cwnd(), cc.phase()), (10, "STARTUP"));
         }

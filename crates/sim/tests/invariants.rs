@@ -119,7 +119,13 @@ fn scenario(rng: &mut Rng, k: u64) -> Value {
     let groups = 1 + rng.below(4);
     let mut flows = vec![];
     for _ in 0..groups {
-        let cc = *pick(rng, CcConfig::NAMES);
+        // Every native algorithm (a Python controller needs the bindings).
+        let native: Vec<&str> = CcConfig::NAMES
+            .iter()
+            .copied()
+            .filter(|&n| n != "python")
+            .collect();
+        let cc = *pick(rng, &native);
         let mut f = json!({
             "cc": cc,
             "rtt": format!("{}ms", *pick(rng, &[2, 10, 20, 50, 120])),

@@ -77,6 +77,7 @@ KERNEL_CC = {
     "scalable": "scalable",
     "hybla": "hybla",
     "yeah": "yeah",
+    "prague": "prague",
 }
 # SO_MAX_PACING_RATE values: ~0 means "no limit" and leaves pacing to fq;
 # any other value makes TCP pace internally (SK_PACING_NEEDED).

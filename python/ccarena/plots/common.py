@@ -219,6 +219,8 @@ _CC_COLORS = {
     "scalable": "teal",
     "hybla": "maroon",
     "yeah": "darkgreen",
+    "prague": "crimson",
+    "python": "black",
 }
 
 

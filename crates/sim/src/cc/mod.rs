@@ -17,6 +17,7 @@ pub mod external;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
+pub mod prague;
 pub mod reno;
 pub mod scalable;
 pub mod signals;
@@ -157,6 +158,7 @@ any_cc! {
     Scalable(classic::Classic<scalable::ScalableRule>),
     Hybla(classic::Classic<hybla::HyblaRule>),
     Yeah(classic::Classic<yeah::YeahRule>),
+    Prague(prague::Prague),
     // A user's controller (Python), the one variant behind a pointer.
     External(Box<dyn CongestionControl + Send>),
     // BBRv1 and BBQ (v1 with another probing-phase rule) share one type.
@@ -179,6 +181,7 @@ pub enum CcConfig {
     Scalable(scalable::ScalableConfig),
     Hybla(hybla::HyblaConfig),
     Yeah(yeah::YeahConfig),
+    Prague(prague::PragueConfig),
     Python(external::PythonConfig),
     Bbr1(bbr::Bbr1Config),
     Bbq(bbr::BbqConfig),
@@ -192,7 +195,7 @@ impl CcConfig {
     /// Every name accepted in `cc = "..."`.
     pub const NAMES: &'static [&'static str] = &[
         "reno", "cubic", "dctcp", "vegas", "westwood", "htcp", "illinois", "bic", "scalable",
-        "hybla", "yeah", "bbr1", "bbq", "bbr2", "bbr3", "python",
+        "hybla", "yeah", "prague", "bbr1", "bbq", "bbr2", "bbr3", "python",
     ];
 
     /// Where each algorithm's rules come from, for `ccarena list`.
@@ -209,6 +212,7 @@ impl CcConfig {
             "scalable" => "Linux net/ipv4/tcp_scalable.c; Kelly, CCR 2003",
             "hybla" => "Linux net/ipv4/tcp_hybla.c; Caini and Firrincieli, IJSCN 2004",
             "yeah" => "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani and Vacirca, PFLDnet 2007",
+            "prague" => "L4STeam/linux net/ipv4/tcp_prague.c (v0.7, window mode); draft-briscoe-iccrg-prague-congestion-control",
             "bbr1" => "Linux net/ipv4/tcp_bbr.c (BBRv1)",
             "bbq" => "BBRv1 with BBQ's probing rule (the BBQ paper)",
             "bbr2" => "google/bbr v2alpha branch, tcp_bbr2.c",
@@ -231,6 +235,7 @@ impl CcConfig {
             "scalable" => CcConfig::Scalable(parse_params(params)?),
             "hybla" => CcConfig::Hybla(parse_params(params)?),
             "yeah" => CcConfig::Yeah(parse_params(params)?),
+            "prague" => CcConfig::Prague(parse_params(params)?),
             "python" => {
                 let c = external::PythonConfig::parse(params)?;
                 if !external::available() {
@@ -264,6 +269,7 @@ impl CcConfig {
             CcConfig::Scalable(_) => "scalable",
             CcConfig::Hybla(_) => "hybla",
             CcConfig::Yeah(_) => "yeah",
+            CcConfig::Prague(_) => "prague",
             CcConfig::Python(_) => "python",
             CcConfig::Bbr1(_) => "bbr1",
             CcConfig::Bbq(_) => "bbq",
@@ -286,6 +292,7 @@ impl CcConfig {
             CcConfig::Scalable(c) => serde_json::to_value(c),
             CcConfig::Hybla(c) => serde_json::to_value(c),
             CcConfig::Yeah(c) => serde_json::to_value(c),
+            CcConfig::Prague(c) => serde_json::to_value(c),
             CcConfig::Python(c) => serde_json::to_value(c),
             CcConfig::Bbr1(c) => serde_json::to_value(c),
             CcConfig::Bbq(c) => serde_json::to_value(c),
@@ -303,10 +310,26 @@ impl CcConfig {
     /// route; BBRv2-alpha's with `ecn_enable`).
     pub fn ect_permanent(&self) -> bool {
         match self {
-            CcConfig::Dctcp(_) => true,
+            CcConfig::Dctcp(_) | CcConfig::Prague(_) => true,
             CcConfig::Bbr3(c) => c.ecn && c.ecn_low,
             CcConfig::Bbr2(c) => c.ecn,
             _ => false,
+        }
+    }
+
+    /// The algorithm needs ECN (`TCP_CONG_NEEDS_ECN`: DCTCP, Prague): its
+    /// flows negotiate it unless the scenario says `ecn = false`.
+    pub fn needs_ecn(&self) -> bool {
+        matches!(self, CcConfig::Dctcp(_) | CcConfig::Prague(_))
+    }
+
+    /// The ECN-capable codepoint an ECN sender with this algorithm sets:
+    /// ECT(1) for L4S senders (RFC 9331: Prague, `tcp_prague.c`'s
+    /// `INET_ECN_xmit_ect_1`), ECT(0) otherwise.
+    pub fn ect(&self) -> crate::packet::Ecn {
+        match self {
+            CcConfig::Prague(_) => crate::packet::Ecn::Ect1,
+            _ => crate::packet::Ecn::Ect0,
         }
     }
 
@@ -315,7 +338,7 @@ impl CcConfig {
     pub fn wants_accurate_ecn(&self) -> bool {
         matches!(
             self,
-            CcConfig::Dctcp(_) | CcConfig::Bbr2(_) | CcConfig::Bbr3(_)
+            CcConfig::Dctcp(_) | CcConfig::Prague(_) | CcConfig::Bbr2(_) | CcConfig::Bbr3(_)
         )
     }
 
@@ -323,6 +346,7 @@ impl CcConfig {
     pub fn build(&self, init: &CcInit, flow: u32) -> AnyCc {
         match self {
             CcConfig::Python(c) => AnyCc::External(external::build(c, init, flow)),
+            CcConfig::Prague(c) => AnyCc::Prague(prague::Prague::new(c, init)),
             CcConfig::Reno(c) => AnyCc::Reno(classic::Classic::new(reno::RenoRule::new(c), init)),
             CcConfig::Cubic(c) => {
                 AnyCc::Cubic(classic::Classic::new(cubic::CubicRule::new(c, init), init))

@@ -26,6 +26,7 @@
 
 pub mod cake;
 pub mod codel;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
 pub mod pie;
@@ -145,6 +146,7 @@ any_qdisc! {
     Red(red::Red),
     Pie(pie::Pie),
     Cake(cake::Cake),
+    DualPi2(dualpi2::DualPi2),
 }
 
 /// What every discipline's parameters may depend on, resolved by the
@@ -193,6 +195,11 @@ pub enum QdiscConfig {
         mtu: u32,
     },
     Cake(cake::CakeSetup),
+    DualPi2 {
+        config: dualpi2::DualPi2Config,
+        limit: Limit,
+        mtu: u32,
+    },
 }
 
 pub use crate::params::{parse_params, Params as QdiscParams};
@@ -268,8 +275,9 @@ pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
 
 impl QdiscConfig {
     /// Every name accepted in `bottleneck.qdisc`.
-    pub const NAMES: &'static [&'static str] =
-        &["taildrop", "codel", "fq_codel", "red", "pie", "cake"];
+    pub const NAMES: &'static [&'static str] = &[
+        "taildrop", "codel", "fq_codel", "red", "pie", "cake", "dualpi2",
+    ];
 
     /// Where each discipline's rules come from, for `ccarena list`.
     pub fn reference(name: &str) -> &'static str {
@@ -280,6 +288,7 @@ impl QdiscConfig {
             "red" => "Linux net/sched/sch_red.c; Floyd and Jacobson, ToN 1993",
             "pie" => "Linux net/sched/sch_pie.c; RFC 8033",
             "cake" => "Linux net/sched/sch_cake.c; Hoeiland-Joergensen et al., LANMAN 2018",
+            "dualpi2" => "Linux net/sched/sch_dualpi2.c (6.18); RFC 9332 (L4S)",
             _ => "",
         }
     }
@@ -331,6 +340,16 @@ impl QdiscConfig {
                 parse_params(params)?,
                 env,
             )?)),
+            // DualPI2 always marks ECT packets (no ecn switch): buffer in
+            // packets is the shared limit, in bytes a byte limit.
+            "dualpi2" => {
+                let config: dualpi2::DualPi2Config = parse_params(params)?;
+                Ok(QdiscConfig::DualPi2 {
+                    limit: env.limit,
+                    mtu: env.mtu_wire,
+                    config,
+                })
+            }
             _ => Err(format!(
                 "unknown queue discipline {name:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -346,6 +365,7 @@ impl QdiscConfig {
             QdiscConfig::Red(_) => "red",
             QdiscConfig::Pie { .. } => "pie",
             QdiscConfig::Cake(_) => "cake",
+            QdiscConfig::DualPi2 { .. } => "dualpi2",
         }
     }
 
@@ -367,6 +387,9 @@ impl QdiscConfig {
                 mtu,
             } => AnyQdisc::Pie(pie::Pie::new(config, *limit, *ecn, *mtu)),
             QdiscConfig::Cake(s) => AnyQdisc::Cake(cake::Cake::new(s)),
+            QdiscConfig::DualPi2 { config, limit, mtu } => {
+                AnyQdisc::DualPi2(dualpi2::DualPi2::new(config, *limit, *mtu))
+            }
         }
     }
 }

@@ -1532,8 +1532,8 @@ fn expand_flow(
                 pacing: pacing.clone(),
                 rwnd: rwnd.map(Bytes),
                 // ECN on by default only where the algorithm needs it (Linux
-                // `tcp_ca_needs_ecn`: DCTCP).
-                ecn: rf.ecn.unwrap_or(cfg.name() == "dctcp"),
+                // `tcp_ca_needs_ecn`: DCTCP, Prague).
+                ecn: rf.ecn.unwrap_or(cfg.needs_ecn()),
                 mss,
                 init_cwnd: init_cwnd as u32,
                 host: host.map_or(id, |h| h as u32),

@@ -18,7 +18,7 @@ use crate::cc::{
     AnyCc, CaState, CcConfig, CcEvent, CcInit, CongestionControl, Conn, LostPacket, TsoPolicy,
 };
 use crate::metrics::collect::RunningStats;
-use crate::packet::{flags, Ecn, Kind, Packet};
+use crate::packet::{flags, Kind, Packet};
 use crate::scenario::{Pacing, PacingMode};
 use crate::units::{Dur, Rate, Time};
 use std::cmp::Reverse;
@@ -1172,14 +1172,15 @@ impl Sender {
         let mut p = Packet::data(self.cfg.flow, q, self.app.payload(q, self.cfg.mss));
         p.ts = ts_clock(now);
         if self.cfg.ecn {
+            let ect = self.cc_cfg.ect();
             if new {
-                p.ecn = Ecn::Ect0;
+                p.ecn = ect;
                 if self.queue_cwr {
                     p.flags |= flags::CWR;
                     self.queue_cwr = false;
                 }
             } else if self.cc_cfg.ect_permanent() {
-                p.ecn = Ecn::Ect0;
+                p.ecn = ect;
             }
         }
         p

@@ -1,0 +1,84 @@
+//! L4S end to end: TCP Prague (ECT(1), scalable response to CE marks) and
+//! classic flows over DualPI2's coupled queues.
+
+mod common;
+use ccarena_sim::world::Results;
+use common::sim;
+use serde_json::json;
+
+fn dualpi2(flows: serde_json::Value) -> Results {
+    sim(json!({
+        "duration": "20s", "seed": 1,
+        "bottleneck": {"rate": "100Mbps", "buffer": "4BDP", "qdisc": "dualpi2"},
+        "path": {"rtt": "20ms"},
+        "flows": flows
+    }))
+}
+
+/// Per flow: (cc, goodput, queueing delay = mean srtt - base RTT).
+fn per_flow(r: &Results) -> Vec<(String, f64, f64)> {
+    let f = r.table("flows");
+    let (g, s, rt) = (
+        f.f64s("goodput_mbps"),
+        f.f64s("srtt_mean_ms"),
+        f.f64s("rtt_ms"),
+    );
+    let cc = common::strs(f, "cc");
+    (0..f.rows())
+        .map(|i| (cc[i].clone(), g[i], s[i] - rt[i]))
+        .collect()
+}
+
+/// The L4S scenario: Prague and CUBIC over DualPI2 at 100 Mbit/s.
+/// Prague's queue stays near DualPI2's 1 ms step, CUBIC's near the 15 ms
+/// target; the coupling keeps their rates within a factor of two of each
+/// other (RFC 9332 section 2.1: k = 2 balances scalable and classic rates
+/// roughly), and the link stays full.
+#[test]
+fn prague_and_cubic_share_dualpi2_each_at_its_own_delay() {
+    let r = dualpi2(json!([{"cc": "prague"}, {"cc": "cubic"}]));
+    let f = per_flow(&r);
+    let (prague, cubic) = (&f[0], &f[1]);
+    assert!(prague.2 < 2.0, "L4S queueing delay {} ms", prague.2);
+    assert!(
+        (7.5..=20.0).contains(&cubic.2),
+        "classic queueing delay {} ms",
+        cubic.2
+    );
+    let ratio = prague.1 / cubic.1;
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "prague {} vs cubic {} Mbit/s",
+        prague.1,
+        cubic.1
+    );
+    assert!(r.table("summary").f64s("utilization")[0] > 0.9);
+    // Prague is marked, not dropped, beyond its slow start; CUBIC is not marked (Not-ECT).
+    let marks = r.table("flows").i64s("marks");
+    assert!(marks[0] > 1000 && marks[1] == 0, "{marks:?}");
+}
+
+/// Alone, Prague holds the L queue at the step threshold without loss.
+#[test]
+fn prague_alone_keeps_about_a_millisecond_of_queue() {
+    let r = dualpi2(json!([{"cc": "prague"}]));
+    let (_, g, q) = per_flow(&r)[0].clone();
+    assert!((0.3..=2.0).contains(&q), "{q} ms");
+    assert!(g > 90.0, "{g} Mbit/s");
+    assert_eq!(r.table("flows").i64s("drops")[0], 0);
+}
+
+/// Classification is by codepoint: DCTCP sends ECT(0), lands in the classic
+/// queue and, answering p'^2 marks with its gentle alpha/2, starves CUBIC
+/// there: why L4S senders use ECT(1) (RFC 9331 section 5.1).
+#[test]
+fn an_ect0_scalable_flow_lands_in_the_classic_queue() {
+    let f = per_flow(&dualpi2(json!([{"cc": "dctcp"}, {"cc": "cubic"}])));
+    assert!(f[0].2 > 5.0, "dctcp's queueing delay {} ms", f[0].2);
+    assert!(
+        f[0].1 > 3.0 * f[1].1,
+        "dctcp {} vs cubic {}",
+        f[0].1,
+        f[1].1
+    );
+}

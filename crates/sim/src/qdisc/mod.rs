@@ -29,6 +29,7 @@ pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pie;
 pub mod red;
 
@@ -147,6 +148,7 @@ any_qdisc! {
     Pie(pie::Pie),
     Cake(cake::Cake),
     DualPi2(dualpi2::DualPi2),
+    FqPie(fq_pie::FqPie),
 }
 
 /// What every discipline's parameters may depend on, resolved by the
@@ -200,6 +202,7 @@ pub enum QdiscConfig {
         limit: Limit,
         mtu: u32,
     },
+    FqPie(fq_pie::FqPieSetup),
 }
 
 pub use crate::params::{parse_params, Params as QdiscParams};
@@ -276,7 +279,7 @@ pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
 impl QdiscConfig {
     /// Every name accepted in `bottleneck.qdisc`.
     pub const NAMES: &'static [&'static str] = &[
-        "taildrop", "codel", "fq_codel", "red", "pie", "cake", "dualpi2",
+        "taildrop", "codel", "fq_codel", "red", "pie", "cake", "dualpi2", "fq_pie",
     ];
 
     /// Where each discipline's rules come from, for `ccarena list`.
@@ -289,6 +292,7 @@ impl QdiscConfig {
             "pie" => "Linux net/sched/sch_pie.c; RFC 8033",
             "cake" => "Linux net/sched/sch_cake.c; Hoeiland-Joergensen et al., LANMAN 2018",
             "dualpi2" => "Linux net/sched/sch_dualpi2.c (6.18); RFC 9332 (L4S)",
+            "fq_pie" => "Linux net/sched/sch_fq_pie.c; RFC 8033 per flow with RFC 8290's scheduler",
             _ => "",
         }
     }
@@ -342,6 +346,10 @@ impl QdiscConfig {
             )?)),
             // DualPI2 always marks ECT packets (no ecn switch): buffer in
             // packets is the shared limit, in bytes a byte limit.
+            "fq_pie" => Ok(QdiscConfig::FqPie(fq_pie::FqPieSetup::resolve(
+                parse_params(params)?,
+                env,
+            )?)),
             "dualpi2" => {
                 let config: dualpi2::DualPi2Config = parse_params(params)?;
                 Ok(QdiscConfig::DualPi2 {
@@ -366,6 +374,7 @@ impl QdiscConfig {
             QdiscConfig::Pie { .. } => "pie",
             QdiscConfig::Cake(_) => "cake",
             QdiscConfig::DualPi2 { .. } => "dualpi2",
+            QdiscConfig::FqPie(_) => "fq_pie",
         }
     }
 
@@ -387,6 +396,7 @@ impl QdiscConfig {
                 mtu,
             } => AnyQdisc::Pie(pie::Pie::new(config, *limit, *ecn, *mtu)),
             QdiscConfig::Cake(s) => AnyQdisc::Cake(cake::Cake::new(s)),
+            QdiscConfig::FqPie(s) => AnyQdisc::FqPie(fq_pie::FqPie::new(s)),
             QdiscConfig::DualPi2 { config, limit, mtu } => {
                 AnyQdisc::DualPi2(dualpi2::DualPi2::new(config, *limit, *mtu))
             }

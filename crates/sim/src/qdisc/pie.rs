@@ -136,7 +136,7 @@ pub struct PieVars {
 
 impl PieVars {
     /// pie.h `pie_vars_init` on a zeroed struct.
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut v = PieVars {
             qdelay: 0,
             qdelay_old: 0,
@@ -162,16 +162,42 @@ impl PieVars {
     }
 }
 
-pub struct Pie {
-    target: u64,
-    tupdate: Dur,
-    alpha: u32,
-    beta: u32,
-    ecn: bool,
-    bytemode: bool,
-    dq_rate_estimator: bool,
+/// pie.h `struct pie_params`: what sch_pie and sch_fq_pie share; the
+/// functions of include/net/pie.h and sch_pie.c work on one queue's
+/// `PieVars` with these.
+#[derive(Clone, Debug)]
+pub(crate) struct PieParams {
+    /// Psched ticks.
+    pub target: u64,
+    pub tupdate: Dur,
+    pub alpha: u32,
+    pub beta: u32,
+    pub bytemode: bool,
+    pub dq_rate_estimator: bool,
     /// sch_pie: mtu = clamp(psched_mtu, 1, 1 MiB).
-    mtu: u32,
+    pub mtu: u32,
+}
+
+impl PieParams {
+    /// `cfg` must have passed `validate`.
+    pub(crate) fn new(cfg: &PieConfig, mtu: u32) -> Self {
+        let (target, tupdate) = cfg.durations().expect("validated pie config");
+        PieParams {
+            // pie_change: target in us, converted to ticks.
+            target: ticks_dur(Dur::from_us(target.us())),
+            tupdate,
+            alpha: cfg.alpha,
+            beta: cfg.beta,
+            bytemode: cfg.bytemode,
+            dq_rate_estimator: cfg.dq_rate_estimator,
+            mtu: mtu.clamp(1, 1 << 20),
+        }
+    }
+}
+
+pub struct Pie {
+    p: PieParams,
+    ecn: bool,
     next_update: Time,
     vars: PieVars,
     q: Fifo,
@@ -180,17 +206,9 @@ pub struct Pie {
 impl Pie {
     /// `cfg` must have passed `validate`.
     pub fn new(cfg: &PieConfig, limit: Limit, ecn: bool, mtu: u32) -> Self {
-        let (target, tupdate) = cfg.durations().expect("validated pie config");
         Pie {
-            // pie_change: target in us, converted to ticks.
-            target: ticks_dur(Dur::from_us(target.us())),
-            tupdate,
-            alpha: cfg.alpha,
-            beta: cfg.beta,
+            p: PieParams::new(cfg, mtu),
             ecn,
-            bytemode: cfg.bytemode,
-            dq_rate_estimator: cfg.dq_rate_estimator,
-            mtu: mtu.clamp(1, 1 << 20),
             next_update: Time::ZERO + FIRST_UPDATE,
             vars: PieVars::new(),
             q: Fifo::new(limit),
@@ -206,9 +224,25 @@ impl Pie {
         self.vars.prob as f64 / MAX_PROB as f64
     }
 
+    /// Run every probability update due by `now`.
+    fn run_timer(&mut self, now: Time) {
+        while self.next_update <= now {
+            self.p
+                .calculate_probability(&mut self.vars, self.q.backlog_bytes().0);
+            self.next_update += self.p.tupdate;
+        }
+    }
+}
+
+impl PieParams {
     /// sch_pie.c `pie_drop_early`.
-    fn drop_early(&mut self, backlog: u64, packet_size: u32, ctx: &mut QdiscCtx) -> bool {
-        let v = &mut self.vars;
+    pub(crate) fn drop_early(
+        &self,
+        v: &mut PieVars,
+        backlog: u64,
+        packet_size: u32,
+        ctx: &mut QdiscCtx,
+    ) -> bool {
         // Burst allowance left: no early drop.
         if v.burst_time > 0 {
             return false;
@@ -246,9 +280,8 @@ impl Pie {
 
     /// sch_pie.c `pie_process_dequeue`: the delay sample and the burst
     /// allowance countdown (and the drain-rate measurement when enabled).
-    fn process_dequeue(&mut self, now: Time, pkt: &Packet, backlog: u64) {
+    pub(crate) fn process_dequeue(&self, v: &mut PieVars, now: Time, pkt: &Packet, backlog: u64) {
         let now = ticks(now);
-        let v = &mut self.vars;
         let dtime: u32;
         if !self.dq_rate_estimator {
             v.qdelay = if backlog != 0 {
@@ -304,8 +337,7 @@ impl Pie {
 
     /// sch_pie.c `pie_calculate_probability` (RFC 8033 §4.2 with Linux's
     /// scaling of alpha and beta and its non-linear steps).
-    fn calculate_probability(&mut self, backlog: u64) {
-        let v = &mut self.vars;
+    pub(crate) fn calculate_probability(&self, v: &mut PieVars, backlog: u64) {
         let backlog = backlog as u32;
         let (qdelay, qdelay_old);
         if self.dq_rate_estimator {
@@ -374,14 +406,6 @@ impl Pie {
             v.qdelay_old = qdelay;
         }
     }
-
-    /// Run every probability update due by `now`.
-    fn run_timer(&mut self, now: Time) {
-        while self.next_update <= now {
-            self.calculate_probability(self.q.backlog_bytes().0);
-            self.next_update += self.tupdate;
-        }
-    }
 }
 
 impl Qdisc for Pie {
@@ -394,7 +418,7 @@ impl Qdisc for Pie {
             return;
         }
         let backlog = self.q.backlog_bytes().0;
-        let accept = !self.drop_early(backlog, pkt.wire_len, ctx)
+        let accept = !self.p.drop_early(&mut self.vars, backlog, pkt.wire_len, ctx)
             // Mark instead while the probability is at most 10%.
             || (self.ecn && self.vars.prob <= MAX_PROB / 10 && set_ce(&mut pkt, ctx));
         if accept {
@@ -409,7 +433,8 @@ impl Qdisc for Pie {
     fn dequeue(&mut self, now: Time, _ctx: &mut QdiscCtx) -> Option<Packet> {
         self.run_timer(now);
         let p = self.q.pop()?;
-        self.process_dequeue(now, &p, self.q.backlog_bytes().0);
+        self.p
+            .process_dequeue(&mut self.vars, now, &p, self.q.backlog_bytes().0);
         Some(p)
     }
 
@@ -490,7 +515,7 @@ mod tests {
         }
         b.q.vars.prob = prob;
         b.q.vars.burst_time = 0;
-        b.q.vars.qdelay = b.q.target;
+        b.q.vars.qdelay = b.q.p.target;
         b.q.next_update = Time::NEVER;
         b
     }
@@ -594,7 +619,7 @@ mod tests {
         q.vars.qdelay_old = ticks_dur(Dur::from_ms(40));
         let mut last = 0.0;
         for _ in 0..40 {
-            q.calculate_probability(100_000);
+            q.p.calculate_probability(&mut q.vars, 100_000);
             assert!(q.prob() > last);
             last = q.prob();
         }
@@ -605,13 +630,13 @@ mod tests {
         let mut n = 0;
         while q.vars.prob > 0 {
             let p = q.vars.prob;
-            q.calculate_probability(0);
+            q.p.calculate_probability(&mut q.vars, 0);
             assert!(q.vars.prob < p);
             n += 1;
             assert!(n < 10_000);
         }
         assert_eq!(q.vars.burst_time, 0);
-        q.calculate_probability(0);
+        q.p.calculate_probability(&mut q.vars, 0);
         assert_eq!(q.vars.burst_time, ticks_dur(Dur::from_ms(150)));
     }
 

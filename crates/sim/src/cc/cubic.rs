@@ -65,6 +65,11 @@ pub struct CubicConfig {
     /// Largest ACK spacing that still extends an ACK train (`hystart_ack_delta_us`).
     #[serde(with = "crate::units::dur_text")]
     pub hystart_ack_delta: Dur,
+    /// HyStart++ (RFC 9406) instead of HyStart in the initial slow start.
+    /// Written into the normalized scenario only when on (existing
+    /// scenarios keep their hash).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hystart_plus_plus: bool,
 }
 
 impl Default for CubicConfig {
@@ -78,6 +83,7 @@ impl Default for CubicConfig {
             hystart_detect: HystartDetect::Both,
             hystart_low_window: 16,
             hystart_ack_delta: Dur::from_us(2000),
+            hystart_plus_plus: false,
         }
     }
 }
@@ -220,7 +226,7 @@ impl CubicRule {
             cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / cube_rtt_scale as u64,
             fast_convergence: cfg.fast_convergence,
             tcp_friendliness: cfg.tcp_friendliness,
-            hystart: cfg.hystart,
+            hystart: cfg.hystart && !cfg.hystart_plus_plus,
             detect_train: cfg.hystart_detect != HystartDetect::Delay,
             detect_delay: cfg.hystart_detect != HystartDetect::AckTrain,
             low_window: cfg.hystart_low_window,

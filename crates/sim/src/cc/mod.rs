@@ -16,6 +16,7 @@ pub mod dctcp;
 pub mod external;
 pub mod htcp;
 pub mod hybla;
+pub mod hystart_pp;
 pub mod illinois;
 pub mod prague;
 pub mod reno;
@@ -149,6 +150,8 @@ macro_rules! any_cc {
 any_cc! {
     Reno(classic::Classic<reno::RenoRule>),
     Cubic(classic::Classic<cubic::CubicRule>),
+    RenoPP(classic::Classic<hystart_pp::WithHystartPP<reno::RenoRule>>),
+    CubicPP(classic::Classic<hystart_pp::WithHystartPP<cubic::CubicRule>>),
     Dctcp(classic::Classic<dctcp::DctcpRule>),
     Vegas(classic::Classic<vegas::VegasRule>),
     Westwood(classic::Classic<westwood::WestwoodRule>),
@@ -347,7 +350,21 @@ impl CcConfig {
         match self {
             CcConfig::Python(c) => AnyCc::External(external::build(c, init, flow)),
             CcConfig::Prague(c) => AnyCc::Prague(prague::Prague::new(c, init)),
+            CcConfig::Reno(c) if c.hystart_plus_plus => AnyCc::RenoPP(classic::Classic::new(
+                hystart_pp::WithHystartPP {
+                    inner: reno::RenoRule::new(c),
+                    h: Default::default(),
+                },
+                init,
+            )),
             CcConfig::Reno(c) => AnyCc::Reno(classic::Classic::new(reno::RenoRule::new(c), init)),
+            CcConfig::Cubic(c) if c.hystart_plus_plus => AnyCc::CubicPP(classic::Classic::new(
+                hystart_pp::WithHystartPP {
+                    inner: cubic::CubicRule::new(c, init),
+                    h: Default::default(),
+                },
+                init,
+            )),
             CcConfig::Cubic(c) => {
                 AnyCc::Cubic(classic::Classic::new(cubic::CubicRule::new(c, init), init))
             }

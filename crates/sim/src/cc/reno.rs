@@ -8,7 +8,12 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct RenoConfig {}
+pub struct RenoConfig {
+    /// HyStart++ (RFC 9406) in the initial slow start. Written into the
+    /// normalized scenario only when on, so existing scenarios keep their hash.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hystart_plus_plus: bool,
+}
 
 impl CcParams for RenoConfig {
     fn validate(&self) -> Result<(), String> {

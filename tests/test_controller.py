@@ -96,8 +96,32 @@ def test_same_scenario_same_bits(cc_file):
 
 
 def test_a_controllers_exception_is_raised_by_run(cc_file, tmp_path):
-    with pytest.raises(ZeroDivisionError, match="own bug"):
+    from ccarena.errors import ControllerError
+
+    with pytest.raises(
+        ControllerError, match=r"flow 0: the controller's on_ack raised ZeroDivisionError"
+    ) as e:
         ccarena.run(_doc({"class": f"{cc_file}:Broken"}, duration="3s"), out=tmp_path / "r")
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_command_line_says_it_in_one_line(cc_file, tmp_path, capsys, monkeypatch):
+    from ccarena.cli import main
+
+    monkeypatch.chdir(cc_file.parent)
+    p = tmp_path / "s.toml"
+    p.write_text(
+        'duration = "2s"\n[bottleneck]\nrate = "10Mbps"\n'
+        '[[flows]]\ncc = "python"\nrtt = "20ms"\ncc_params = { class = "mycc:Broken" }\n'
+    )
+    assert main(["run", str(p), "--out", str(tmp_path / "r"), "--no-figure"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ZeroDivisionError" in err[0] and "flow 0" in err[0], err
+    p.write_text(p.read_text().replace("mycc:Broken", "nosuchmodule:X"))
+    assert main(["run", str(p), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "flows[0].cc_params.class" in err[0] and "nosuchmodule" in err[0], err
     assert not (tmp_path / "r").exists()
 
 
@@ -106,8 +130,8 @@ def test_bad_class_specs(cc_file, tmp_path):
         ccarena.Scenario.from_dict(_doc({"window": 5}))
     with pytest.raises(ccarena.ScenarioError, match="module:Class"):
         ccarena.Scenario.from_dict(_doc({"class": "no_colon"}))
-    with pytest.raises(TypeError, match=r"not a ccarena\.Controller subclass"):
-        ccarena.run(_doc({"class": f"{cc_file}:textwrap"}, duration="1s"))
+    with pytest.raises(ccarena.ScenarioError, match=r"not a ccarena\.Controller subclass"):
+        ccarena.Scenario.from_dict(_doc({"class": f"{cc_file}:textwrap"}))
 
 
 def test_a_stepped_simulation_is_the_same_run(cc_file):

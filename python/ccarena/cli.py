@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __version__
-from .errors import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, StoreError
+from .errors import ControllerError, LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, StoreError
 from .scenario import Scenario, ScenarioError
 from .termtable import Rows
 
@@ -768,6 +768,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except LinuxBackendError as e:
         print(f"ccarena: linux backend failed: {e}", file=sys.stderr)
+        return 1
+    except ControllerError as e:
+        # The user's own code: one line here, the traceback from ccarena.run.
+        print(f"ccarena: {e} (nothing was written)", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
         # A Linux run ends by SIGINT/SIGTERM/SIGHUP with ``Interrupted``

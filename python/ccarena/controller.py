@@ -112,7 +112,7 @@ def load_class(spec: str) -> type:
         if mod is None:
             s = importlib.util.spec_from_file_location(key, path)
             if s is None or s.loader is None:
-                raise ImportError(f"cc_params.class = {spec!r}: cannot load {path}")
+                raise ImportError(f"cannot load {path}")
             mod = importlib.util.module_from_spec(s)
             sys.modules[key] = mod
             s.loader.exec_module(mod)
@@ -122,7 +122,7 @@ def load_class(spec: str) -> type:
         mod = importlib.import_module(module)
     cls = getattr(mod, name, None)
     if not (isinstance(cls, type) and issubclass(cls, Controller)):
-        raise TypeError(f"cc_params.class = {spec!r}: not a ccarena.Controller subclass")
+        raise TypeError("not a ccarena.Controller subclass")
     return cls
 
 

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .experiment import Experiment
 
-__all__ = ["LinuxBackendError", "LinuxNotAvailable", "LinuxUnsupported", "StoreError", "SweepError"]
+__all__ = [
+    "ControllerError",
+    "LinuxBackendError",
+    "LinuxNotAvailable",
+    "LinuxUnsupported",
+    "StoreError",
+    "SweepError",
+]
 
 
 class StoreError(OSError):
@@ -25,6 +32,11 @@ class SweepError(RuntimeError):
         self.failures = failures
         first = next(iter(failures.items()))
         super().__init__(f"{len(failures)} run(s) failed; first: {first[0]}: {first[1]}")
+
+
+class ControllerError(RuntimeError):
+    """A Python controller (``cc = "python"``) raised during a run; ``str(e)``
+    names the flow, the hook and the exception, which is ``__cause__``."""
 
 
 class LinuxBackendError(RuntimeError):

@@ -225,6 +225,25 @@ def apply_override(doc: dict[str, Any], ov: Override) -> None:
 # --------------------------------------------------------------------------- scenarios
 
 
+def _check_controllers(normalized: dict[str, Any], source: str, ovs: Any) -> None:
+    """A Python controller's class must import now (one line naming the
+    field), not fail inside the run."""
+    for f in normalized.get("flows", []):
+        if f.get("cc") != "python":
+            continue
+        spec = (f.get("cc_params") or {}).get("class", "")
+        where = f"flows[{f.get('group', 0)}].cc_params.class"
+        try:
+            from .controller import load_class
+
+            load_class(spec)
+        except Exception as e:  # the user's module: any error it raises on import
+            blamed = _blame(where, ovs)
+            raise ScenarioError(
+                source, where, f"{spec!r}: {type(e).__name__}: {e}", blamed.origin if blamed else None
+            ) from None
+
+
 def _blame(error_path: str, overrides: Iterable[Override]) -> Override | None:
     """The last override that set the field the core complained about (or a
     field inside it, or the table around it)."""
@@ -371,6 +390,7 @@ class Scenario:
                 f"{MAX_NAME_BYTES} bytes (UTF-8)",
                 blamed.origin if blamed else None,
             )
+        _check_controllers(normalized, source, ovs)
         digest = hashlib.sha256(_canonical(normalized).encode()).hexdigest()
         return cls(
             source=source,

@@ -30,6 +30,23 @@ pub fn failed() -> bool {
     ERROR.with(|e| e.borrow().is_some())
 }
 
+/// Keep `e`, raised by flow `flow`'s `hook`, as a `ccarena.errors.ControllerError`
+/// naming both, with the original as its cause.
+fn keep_from(py: Python<'_>, flow: u32, hook: &str, e: PyErr) {
+    let msg = format!("flow {flow}: the controller's {hook} raised {e}");
+    let wrapped = py
+        .import("ccarena.errors")
+        .and_then(|m| m.getattr("ControllerError"))
+        .and_then(|cls| cls.call1((msg,)))
+        .map(|v| {
+            let w = PyErr::from_value(v);
+            w.set_cause(py, Some(e.clone_ref(py)));
+            w
+        })
+        .unwrap_or(e);
+    keep(wrapped);
+}
+
 fn keep(e: PyErr) {
     ERROR.with(|slot| {
         let mut slot = slot.borrow_mut();
@@ -191,7 +208,7 @@ impl PyController {
         Ok(())
     }
 
-    fn call(&mut self, f: impl FnOnce(Python<'_>, &Bound<'_, PyAny>) -> PyResult<()>) {
+    fn call(&mut self, hook: &str, f: impl FnOnce(Python<'_>, &Bound<'_, PyAny>) -> PyResult<()>) {
         if failed() {
             return;
         }
@@ -199,7 +216,7 @@ impl PyController {
             let o = self.obj.clone_ref(py);
             let r = f(py, o.bind(py)).and_then(|()| self.read_control(py));
             if let Err(e) = r {
-                keep(e);
+                keep_from(py, self.flow, hook, e);
             }
         });
     }
@@ -209,7 +226,7 @@ impl CongestionControl for PyController {
     fn on_ack(&mut self, now: Time, rs: &RateSample, conn: &Conn) -> AckOutcome {
         let flow = self.flow;
         let mss = self.mss;
-        self.call(|py, o| {
+        self.call("on_ack", |py, o| {
             let rate = (rs.is_valid() && rs.delivered > 0)
                 .then(|| rs.delivered as f64 * mss as f64 * 1e6 / rs.interval_us as f64);
             let s = AckSample {
@@ -240,7 +257,7 @@ impl CongestionControl for PyController {
             _ => return,
         };
         let flow = self.flow;
-        self.call(|py, o| {
+        self.call("on_loss", |py, o| {
             let c = Py::new(py, ConnView::new(flow, now, conn))?;
             o.call_method1("on_loss", (kind, c))?;
             Ok(())
@@ -279,7 +296,7 @@ impl CongestionControl for PyController {
                 Ok(())
             })();
             if let Err(e) = r {
-                keep(e);
+                keep_from(py, self.flow, "state()", e);
             }
         });
     }
@@ -316,7 +333,7 @@ fn build(cfg: &PythonConfig, init: &CcInit, flow: u32) -> Box<dyn CongestionCont
             c.read_control(py)
         })();
         if let Err(e) = r {
-            keep(e);
+            keep_from(py, flow, "constructor", e);
         }
     });
     Box::new(c)

@@ -46,8 +46,10 @@ None), ``ca_state`` ("open", "disorder", "cwr", "recovery", "loss"),
 ``cwnd_limited``, ``app_limited``.
 
 A controller must be deterministic for runs to be reproducible (seed any
-randomness from ``conn.flow`` or a parameter). An exception stops the run
-and is raised by ``ccarena.run``. The cost per ACK is in the README's
+randomness from ``conn.flow`` or a parameter). The class is imported when
+the scenario is read (a failure is a ``ScenarioError``); an exception in a
+hook stops the run, and ``ccarena.run`` raises ``ControllerError`` with it
+as the cause. The cost per ACK is in the README's
 benchmark table.
 """
 

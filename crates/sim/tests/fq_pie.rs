@@ -5,9 +5,13 @@ use common::sim;
 use serde_json::json;
 
 fn shares(qdisc: &str) -> (Vec<f64>, Vec<f64>) {
+    shares_with(qdisc, "2BDP")
+}
+
+fn shares_with(qdisc: &str, buffer: &str) -> (Vec<f64>, Vec<f64>) {
     let r = sim(json!({
         "duration": "20s", "seed": 1,
-        "bottleneck": {"rate": "50Mbps", "buffer": "2BDP", "qdisc": qdisc},
+        "bottleneck": {"rate": "50Mbps", "buffer": buffer, "qdisc": qdisc},
         "flows": [{"cc": "cubic", "rtt": "10ms"}, {"cc": "cubic", "rtt": "50ms"}, {"cc": "cubic", "rtt": "50ms", "start": "5s", "size": "200KB"}]
     }));
     let f = r.table("flows");
@@ -46,4 +50,17 @@ fn flows_are_isolated_each_under_its_own_pie() {
         "under one PIE queue the latecomer waits {} ms",
         pie_q[2]
     );
+}
+
+/// sch_fq at the bottleneck with Linux's limits (10000 packets in all,
+/// 100 per flow): per-flow round robin without an AQM, so the 10 and 50 ms
+/// CUBIC flows share evenly, each losing only from its own flow queue, and
+/// the latecomer bypasses the standing queues. (With a total limit below
+/// the flows' limits, the arriving packet is dropped whichever its flow, as
+/// in Linux, and the short flow takes more: 0.73 with a 2 BDP buffer.)
+#[test]
+fn sch_fq_at_the_bottleneck_shares_per_flow() {
+    let (fq, q) = shares_with("fq", "10000pkt");
+    assert!((fq[0] - 0.5).abs() < 0.1, "fq: {fq:?}");
+    assert!(q[2] < 0.5 * q[0], "the latecomer's queueing {} ms vs {} ms", q[2], q[0]);
 }

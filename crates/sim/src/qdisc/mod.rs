@@ -28,6 +28,7 @@ pub mod cake;
 pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
+pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod pie;
@@ -149,6 +150,7 @@ any_qdisc! {
     Cake(cake::Cake),
     DualPi2(dualpi2::DualPi2),
     FqPie(fq_pie::FqPie),
+    Fq(fq::Fq),
 }
 
 /// What every discipline's parameters may depend on, resolved by the
@@ -203,6 +205,7 @@ pub enum QdiscConfig {
         mtu: u32,
     },
     FqPie(fq_pie::FqPieSetup),
+    Fq(fq::FqSetup),
 }
 
 pub use crate::params::{parse_params, Params as QdiscParams};
@@ -279,7 +282,7 @@ pub(crate) fn reciprocal_scale(v: u32, n: u32) -> u32 {
 impl QdiscConfig {
     /// Every name accepted in `bottleneck.qdisc`.
     pub const NAMES: &'static [&'static str] = &[
-        "taildrop", "codel", "fq_codel", "red", "pie", "cake", "dualpi2", "fq_pie",
+        "taildrop", "codel", "fq_codel", "red", "pie", "cake", "dualpi2", "fq_pie", "fq",
     ];
 
     /// Where each discipline's rules come from, for `ccarena list`.
@@ -293,6 +296,7 @@ impl QdiscConfig {
             "cake" => "Linux net/sched/sch_cake.c; Hoeiland-Joergensen et al., LANMAN 2018",
             "dualpi2" => "Linux net/sched/sch_dualpi2.c (6.18); RFC 9332 (L4S)",
             "fq_pie" => "Linux net/sched/sch_fq_pie.c; RFC 8033 per flow with RFC 8290's scheduler",
+            "fq" => "Linux net/sched/sch_fq.c at a router (orphan flows, credit round robin, flow_limit)",
             _ => "",
         }
     }
@@ -346,6 +350,10 @@ impl QdiscConfig {
             )?)),
             // DualPI2 always marks ECT packets (no ecn switch): buffer in
             // packets is the shared limit, in bytes a byte limit.
+            "fq" => Ok(QdiscConfig::Fq(fq::FqSetup::resolve(
+                parse_params(params)?,
+                env,
+            )?)),
             "fq_pie" => Ok(QdiscConfig::FqPie(fq_pie::FqPieSetup::resolve(
                 parse_params(params)?,
                 env,
@@ -375,6 +383,7 @@ impl QdiscConfig {
             QdiscConfig::Cake(_) => "cake",
             QdiscConfig::DualPi2 { .. } => "dualpi2",
             QdiscConfig::FqPie(_) => "fq_pie",
+            QdiscConfig::Fq(_) => "fq",
         }
     }
 
@@ -397,6 +406,7 @@ impl QdiscConfig {
             } => AnyQdisc::Pie(pie::Pie::new(config, *limit, *ecn, *mtu)),
             QdiscConfig::Cake(s) => AnyQdisc::Cake(cake::Cake::new(s)),
             QdiscConfig::FqPie(s) => AnyQdisc::FqPie(fq_pie::FqPie::new(s)),
+            QdiscConfig::Fq(s) => AnyQdisc::Fq(fq::Fq::new(s)),
             QdiscConfig::DualPi2 { config, limit, mtu } => {
                 AnyQdisc::DualPi2(dualpi2::DualPi2::new(config, *limit, *mtu))
             }

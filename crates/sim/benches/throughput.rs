@@ -63,6 +63,10 @@ fn dumbbell(cc: &str, n: u32, rate: &str, buffer: &str, dur: &str) -> serde_json
         bottleneck["qdisc"] = json!("red");
         bottleneck["ecn"] = json!(true);
     }
+    if cc == "prague" {
+        // Prague's queue: DualPI2's L queue.
+        bottleneck["qdisc"] = json!("dualpi2");
+    }
     json!({
         "name": format!("{n}x{cc}"),
         "duration": dur,
@@ -107,7 +111,10 @@ fn scenarios() -> Vec<(String, Build)> {
         );
     }
     // Algorithms: 10 flows at 1 Gbit/s, 1 BDP.
-    for cc in ["reno", "cubic", "dctcp", "bbr1", "bbq", "bbr2", "bbr3"] {
+    for cc in [
+        "reno", "cubic", "dctcp", "bbr1", "bbq", "bbr2", "bbr3", "vegas", "westwood", "htcp",
+        "illinois", "bic", "scalable", "hybla", "yeah", "prague",
+    ] {
         add(
             format!("cc: 10 {cc}, 1 Gbps, 10 s"),
             Box::new(move || dumbbell(cc, 10, "1Gbps", "1BDP", "10s")),

@@ -62,5 +62,10 @@ fn flows_are_isolated_each_under_its_own_pie() {
 fn sch_fq_at_the_bottleneck_shares_per_flow() {
     let (fq, q) = shares_with("fq", "10000pkt");
     assert!((fq[0] - 0.5).abs() < 0.1, "fq: {fq:?}");
-    assert!(q[2] < 0.5 * q[0], "the latecomer's queueing {} ms vs {} ms", q[2], q[0]);
+    assert!(
+        q[2] < 0.5 * q[0],
+        "the latecomer's queueing {} ms vs {} ms",
+        q[2],
+        q[0]
+    );
 }

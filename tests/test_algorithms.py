@@ -12,7 +12,7 @@ from ccarena import _core
 from ccarena.cli import main
 from ccarena.linux import backend as lb
 
-NEW = ["vegas", "westwood", "htcp", "illinois", "bic", "scalable", "hybla", "yeah", "prague"]
+NEW = ["vegas", "westwood", "htcp", "illinois", "bic", "scalable", "hybla", "yeah", "prague", "ledbat_pp"]
 
 
 def test_list_names_every_algorithm_and_discipline_with_its_reference(capsys):
@@ -38,7 +38,7 @@ def test_each_new_algorithm_runs_and_reports_its_state(cc):
     )
     f = r.flows.iloc[0]
     assert f["cc"] == cc and f["goodput_mbps"] > 5.0
-    prefix = "vegas_" if cc == "yeah" else f"{cc}_"
+    prefix = {"yeah": "vegas_", "ledbat_pp": "ledbat_"}.get(cc, f"{cc}_")
     own = [c for c in r.samples.columns if c.startswith(prefix)]
     assert own or cc == "scalable", cc
     assert "ssthresh_pkts" in r.samples.columns

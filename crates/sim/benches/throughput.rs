@@ -112,8 +112,23 @@ fn scenarios() -> Vec<(String, Build)> {
     }
     // Algorithms: 10 flows at 1 Gbit/s, 1 BDP.
     for cc in [
-        "reno", "cubic", "dctcp", "bbr1", "bbq", "bbr2", "bbr3", "vegas", "westwood", "htcp",
-        "illinois", "bic", "scalable", "hybla", "yeah", "prague",
+        "reno",
+        "cubic",
+        "dctcp",
+        "bbr1",
+        "bbq",
+        "bbr2",
+        "bbr3",
+        "vegas",
+        "westwood",
+        "htcp",
+        "illinois",
+        "bic",
+        "scalable",
+        "hybla",
+        "yeah",
+        "ledbat_pp",
+        "prague",
     ] {
         add(
             format!("cc: 10 {cc}, 1 Gbps, 10 s"),

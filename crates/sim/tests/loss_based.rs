@@ -193,3 +193,23 @@ fn hystart_plus_plus_halves_the_slow_start_overshoot() {
         );
     }
 }
+
+/// LEDBAT++ is less than best effort: alone it fills the link holding the
+/// queue near its 60 ms target (a 4 BDP buffer would allow 160 ms); beside
+/// CUBIC it yields most of the link (draft-irtf-iccrg-ledbat-plus-plus).
+#[test]
+fn ledbat_pp_fills_an_idle_link_and_yields_to_cubic() {
+    let alone = one("ledbat_pp", "20Mbps", "40ms", "4BDP", "0%", "30s");
+    let u = summary(&alone, "utilization");
+    let q = summary(&alone, "qdelay_mean_ms");
+    assert!(u > 0.8, "alone: utilization {u}");
+    assert!((30.0..90.0).contains(&q), "alone: queueing delay {q} ms");
+    let r = sim(json!({
+        "duration": "30s", "seed": 1,
+        "bottleneck": {"rate": "20Mbps", "buffer": "4BDP"},
+        "path": {"rtt": "40ms"},
+        "flows": [{"cc": "ledbat_pp"}, {"cc": "cubic"}]
+    }));
+    let share = goodput(&r, 0) / (goodput(&r, 0) + goodput(&r, 1));
+    assert!(share < 0.2, "ledbat++ share beside cubic {share}");
+}

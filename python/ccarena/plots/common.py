@@ -220,6 +220,7 @@ _CC_COLORS = {
     "hybla": "maroon",
     "yeah": "darkgreen",
     "prague": "crimson",
+    "ledbat_pp": "khaki",
     "python": "black",
 }
 

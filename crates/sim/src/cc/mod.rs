@@ -18,6 +18,7 @@ pub mod htcp;
 pub mod hybla;
 pub mod hystart_pp;
 pub mod illinois;
+pub mod ledbat;
 pub mod prague;
 pub mod reno;
 pub mod scalable;
@@ -161,6 +162,7 @@ any_cc! {
     Scalable(classic::Classic<scalable::ScalableRule>),
     Hybla(classic::Classic<hybla::HyblaRule>),
     Yeah(classic::Classic<yeah::YeahRule>),
+    LedbatPP(classic::Classic<ledbat::LedbatRule>),
     Prague(prague::Prague),
     // A user's controller (Python), the one variant behind a pointer.
     External(Box<dyn CongestionControl + Send>),
@@ -184,6 +186,7 @@ pub enum CcConfig {
     Scalable(scalable::ScalableConfig),
     Hybla(hybla::HyblaConfig),
     Yeah(yeah::YeahConfig),
+    LedbatPP(ledbat::LedbatConfig),
     Prague(prague::PragueConfig),
     Python(external::PythonConfig),
     Bbr1(bbr::Bbr1Config),
@@ -197,8 +200,24 @@ pub use crate::params::{parse_params, Params as CcParams};
 impl CcConfig {
     /// Every name accepted in `cc = "..."`.
     pub const NAMES: &'static [&'static str] = &[
-        "reno", "cubic", "dctcp", "vegas", "westwood", "htcp", "illinois", "bic", "scalable",
-        "hybla", "yeah", "prague", "bbr1", "bbq", "bbr2", "bbr3", "python",
+        "reno",
+        "cubic",
+        "dctcp",
+        "vegas",
+        "westwood",
+        "htcp",
+        "illinois",
+        "bic",
+        "scalable",
+        "hybla",
+        "yeah",
+        "ledbat_pp",
+        "prague",
+        "bbr1",
+        "bbq",
+        "bbr2",
+        "bbr3",
+        "python",
     ];
 
     /// Where each algorithm's rules come from, for `ccarena list`.
@@ -215,6 +234,7 @@ impl CcConfig {
             "scalable" => "Linux net/ipv4/tcp_scalable.c; Kelly, CCR 2003",
             "hybla" => "Linux net/ipv4/tcp_hybla.c; Caini and Firrincieli, IJSCN 2004",
             "yeah" => "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani and Vacirca, PFLDnet 2007",
+            "ledbat_pp" => "LEDBAT++: draft-irtf-iccrg-ledbat-plus-plus-01 on RFC 6817 (less than best effort)",
             "prague" => "L4STeam/linux net/ipv4/tcp_prague.c (v0.7, window mode); draft-briscoe-iccrg-prague-congestion-control",
             "bbr1" => "Linux net/ipv4/tcp_bbr.c (BBRv1)",
             "bbq" => "BBRv1 with BBQ's probing rule (the BBQ paper)",
@@ -238,6 +258,7 @@ impl CcConfig {
             "scalable" => CcConfig::Scalable(parse_params(params)?),
             "hybla" => CcConfig::Hybla(parse_params(params)?),
             "yeah" => CcConfig::Yeah(parse_params(params)?),
+            "ledbat_pp" => CcConfig::LedbatPP(parse_params(params)?),
             "prague" => CcConfig::Prague(parse_params(params)?),
             "python" => {
                 let c = external::PythonConfig::parse(params)?;
@@ -272,6 +293,7 @@ impl CcConfig {
             CcConfig::Scalable(_) => "scalable",
             CcConfig::Hybla(_) => "hybla",
             CcConfig::Yeah(_) => "yeah",
+            CcConfig::LedbatPP(_) => "ledbat_pp",
             CcConfig::Prague(_) => "prague",
             CcConfig::Python(_) => "python",
             CcConfig::Bbr1(_) => "bbr1",
@@ -295,6 +317,7 @@ impl CcConfig {
             CcConfig::Scalable(c) => serde_json::to_value(c),
             CcConfig::Hybla(c) => serde_json::to_value(c),
             CcConfig::Yeah(c) => serde_json::to_value(c),
+            CcConfig::LedbatPP(c) => serde_json::to_value(c),
             CcConfig::Prague(c) => serde_json::to_value(c),
             CcConfig::Python(c) => serde_json::to_value(c),
             CcConfig::Bbr1(c) => serde_json::to_value(c),
@@ -392,6 +415,9 @@ impl CcConfig {
                 AnyCc::Hybla(classic::Classic::new(hybla::HyblaRule::new(c), init))
             }
             CcConfig::Yeah(c) => AnyCc::Yeah(classic::Classic::new(yeah::YeahRule::new(c), init)),
+            CcConfig::LedbatPP(c) => {
+                AnyCc::LedbatPP(classic::Classic::new(ledbat::LedbatRule::new(c), init))
+            }
             CcConfig::Bbr1(c) => AnyCc::Bbr1(bbr::Bbr1::new(c, init)),
             CcConfig::Bbq(c) => AnyCc::Bbr1(bbr::bbq::build(c, init)),
             CcConfig::Bbr2(c) => AnyCc::Bbr3(bbr::Bbr3::new(c, init)),

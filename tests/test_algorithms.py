@@ -12,7 +12,7 @@ from ccarena import _core
 from ccarena.cli import main
 from ccarena.linux import backend as lb
 
-NEW = ["vegas", "westwood", "htcp", "illinois", "bic", "scalable", "hybla", "yeah", "prague", "ledbat_pp"]
+NEW = ["vegas", "westwood", "htcp", "illinois", "bic", "scalable", "hybla", "yeah", "prague", "ledbat_pp", "copa"]
 
 
 def test_list_names_every_algorithm_and_discipline_with_its_reference(capsys):

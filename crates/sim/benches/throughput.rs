@@ -128,6 +128,7 @@ fn scenarios() -> Vec<(String, Build)> {
         "hybla",
         "yeah",
         "ledbat_pp",
+        "copa",
         "prague",
     ] {
         add(

@@ -213,3 +213,40 @@ fn ledbat_pp_fills_an_idle_link_and_yields_to_cubic() {
     let share = goodput(&r, 0) / (goodput(&r, 0) + goodput(&r, 1));
     assert!(share < 0.2, "ledbat++ share beside cubic {share}");
 }
+
+fn copa_pair(copa: serde_json::Value, other: &str) -> (Results, f64) {
+    let r = sim(json!({
+        "duration": "30s", "seed": 1,
+        "bottleneck": {"rate": "20Mbps", "buffer": "4BDP"},
+        "path": {"rtt": "40ms"},
+        "flows": [copa, {"cc": other}]
+    }));
+    let share = goodput(&r, 0) / (goodput(&r, 0) + goodput(&r, 1));
+    (r, share)
+}
+
+/// Copa (NSDI 2018): alone it keeps a few packets queued (1/delta = 2 plus
+/// its oscillation) without loss where the buffer would allow 160 ms; two
+/// Copa flows share evenly at that low delay; against CUBIC, competitive
+/// mode keeps it from starving (it takes well over what it gets with the
+/// mode switched off).
+#[test]
+fn copa_keeps_the_queue_short_and_competes_when_it_must() {
+    let alone = one("copa", "20Mbps", "40ms", "4BDP", "0%", "20s");
+    let q = summary(&alone, "qdelay_mean_ms");
+    assert!(q < 10.0, "alone: {q} ms of queue");
+    assert!(summary(&alone, "utilization") > 0.75);
+    assert_eq!(alone.table("summary").i64s("drops")[0], 0);
+    let (two, share) = copa_pair(json!({"cc": "copa"}), "copa");
+    assert!((share - 0.5).abs() < 0.1, "copa vs copa {share}");
+    assert!(summary(&two, "qdelay_mean_ms") < 10.0);
+    let (_, competing) = copa_pair(json!({"cc": "copa"}), "cubic");
+    let (_, meek) = copa_pair(
+        json!({"cc": "copa", "cc_params": {"competitive": false}}),
+        "cubic",
+    );
+    assert!(
+        competing > 0.2 && competing > 2.0 * meek,
+        "against cubic: {competing}, without competitive mode {meek}"
+    );
+}

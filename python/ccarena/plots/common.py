@@ -221,6 +221,7 @@ _CC_COLORS = {
     "yeah": "darkgreen",
     "prague": "crimson",
     "ledbat_pp": "khaki",
+    "copa": "slateblue",
     "python": "black",
 }
 

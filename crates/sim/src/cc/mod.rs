@@ -11,6 +11,7 @@
 pub mod bbr;
 pub mod bic;
 pub mod classic;
+pub mod copa;
 pub mod cubic;
 pub mod dctcp;
 pub mod external;
@@ -164,6 +165,7 @@ any_cc! {
     Yeah(classic::Classic<yeah::YeahRule>),
     LedbatPP(classic::Classic<ledbat::LedbatRule>),
     Prague(prague::Prague),
+    Copa(copa::Copa),
     // A user's controller (Python), the one variant behind a pointer.
     External(Box<dyn CongestionControl + Send>),
     // BBRv1 and BBQ (v1 with another probing-phase rule) share one type.
@@ -188,6 +190,7 @@ pub enum CcConfig {
     Yeah(yeah::YeahConfig),
     LedbatPP(ledbat::LedbatConfig),
     Prague(prague::PragueConfig),
+    Copa(copa::CopaConfig),
     Python(external::PythonConfig),
     Bbr1(bbr::Bbr1Config),
     Bbq(bbr::BbqConfig),
@@ -212,6 +215,7 @@ impl CcConfig {
         "hybla",
         "yeah",
         "ledbat_pp",
+        "copa",
         "prague",
         "bbr1",
         "bbq",
@@ -235,6 +239,7 @@ impl CcConfig {
             "hybla" => "Linux net/ipv4/tcp_hybla.c; Caini and Firrincieli, IJSCN 2004",
             "yeah" => "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani and Vacirca, PFLDnet 2007",
             "ledbat_pp" => "LEDBAT++: draft-irtf-iccrg-ledbat-plus-plus-01 on RFC 6817 (less than best effort)",
+            "copa" => "Copa: Arun and Balakrishnan, NSDI 2018, with genericCC's constants (no kernel module)",
             "prague" => "L4STeam/linux net/ipv4/tcp_prague.c (v0.7, window mode); draft-briscoe-iccrg-prague-congestion-control",
             "bbr1" => "Linux net/ipv4/tcp_bbr.c (BBRv1)",
             "bbq" => "BBRv1 with BBQ's probing rule (the BBQ paper)",
@@ -260,6 +265,7 @@ impl CcConfig {
             "yeah" => CcConfig::Yeah(parse_params(params)?),
             "ledbat_pp" => CcConfig::LedbatPP(parse_params(params)?),
             "prague" => CcConfig::Prague(parse_params(params)?),
+            "copa" => CcConfig::Copa(parse_params(params)?),
             "python" => {
                 let c = external::PythonConfig::parse(params)?;
                 if !external::available() {
@@ -295,6 +301,7 @@ impl CcConfig {
             CcConfig::Yeah(_) => "yeah",
             CcConfig::LedbatPP(_) => "ledbat_pp",
             CcConfig::Prague(_) => "prague",
+            CcConfig::Copa(_) => "copa",
             CcConfig::Python(_) => "python",
             CcConfig::Bbr1(_) => "bbr1",
             CcConfig::Bbq(_) => "bbq",
@@ -319,6 +326,7 @@ impl CcConfig {
             CcConfig::Yeah(c) => serde_json::to_value(c),
             CcConfig::LedbatPP(c) => serde_json::to_value(c),
             CcConfig::Prague(c) => serde_json::to_value(c),
+            CcConfig::Copa(c) => serde_json::to_value(c),
             CcConfig::Python(c) => serde_json::to_value(c),
             CcConfig::Bbr1(c) => serde_json::to_value(c),
             CcConfig::Bbq(c) => serde_json::to_value(c),
@@ -373,6 +381,7 @@ impl CcConfig {
         match self {
             CcConfig::Python(c) => AnyCc::External(external::build(c, init, flow)),
             CcConfig::Prague(c) => AnyCc::Prague(prague::Prague::new(c, init)),
+            CcConfig::Copa(c) => AnyCc::Copa(copa::Copa::new(c, init)),
             CcConfig::Reno(c) if c.hystart_plus_plus => AnyCc::RenoPP(classic::Classic::new(
                 hystart_pp::WithHystartPP {
                     inner: reno::RenoRule::new(c),

@@ -82,3 +82,24 @@ fn an_ect0_scalable_flow_lands_in_the_classic_queue() {
         f[1].1
     );
 }
+
+/// BBRv3's L4S mode (`ect1`, with its ECN logic at any RTT): its packets
+/// take DualPI2's L queue and its ecn_thresh response to the 1 ms step holds
+/// its queueing delay under 2 ms (1.6 alone) where, sending ECT(0), it sits
+/// in the classic queue at about the PI2 target and starves CUBIC.
+#[test]
+fn bbr3_in_l4s_mode_keeps_the_l_queue_short() {
+    let run = |params: serde_json::Value| {
+        dualpi2(json!([{"cc": "bbr3", "ecn": true, "cc_params": params}, {"cc": "cubic"}]))
+    };
+    let classic = per_flow(&run(json!({"ecn_max_rtt": "0s"})));
+    let l4s = per_flow(&run(json!({"ect1": true, "ecn_max_rtt": "0s"})));
+    assert!(classic[0].2 > 10.0, "ECT(0): {} ms", classic[0].2);
+    assert!(l4s[0].2 < 2.0, "ECT(1): {} ms", l4s[0].2);
+    assert!(
+        l4s[1].1 > 2.0 * classic[1].1,
+        "cubic beside it: {} vs {} Mbit/s",
+        l4s[1].1,
+        classic[1].1
+    );
+}

@@ -363,6 +363,8 @@ impl CcConfig {
     pub fn ect(&self) -> crate::packet::Ecn {
         match self {
             CcConfig::Prague(_) => crate::packet::Ecn::Ect1,
+            CcConfig::Bbr3(c) if c.ect1 => crate::packet::Ecn::Ect1,
+            CcConfig::Bbr2(c) if c.ect1 => crate::packet::Ecn::Ect1,
             _ => crate::packet::Ecn::Ect0,
         }
     }

@@ -194,6 +194,11 @@ pub struct BbrConfig<F: Flavour> {
     /// v3 only: the route is flagged as a low-latency (shallow-threshold)
     /// ECN route (`TCP_ECN_LOW`).
     pub ecn_low: bool,
+    /// Send ECT(1), the L4S identifier (RFC 9331), instead of ECT(0), so an
+    /// L4S queue (DualPI2) marks this flow with its shallow step: BBRv3's
+    /// L4S mode. Written into the normalized scenario only when on.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ect1: bool,
     /// ECN logic only while min_rtt <= this (`bbr_ecn_max_rtt_us` = 5 ms; "0s": any RTT).
     #[serde(with = "crate::units::dur_text")]
     pub ecn_max_rtt: Dur,
@@ -281,6 +286,7 @@ impl<F: Flavour> BbrConfig<F> {
             offload_budget: true,
             ecn: true,
             ecn_low: true,
+            ect1: false,
             ecn_max_rtt: Dur::from_us(5000),
             ecn_alpha_gain: q8(BBR_UNIT / 16),
             ecn_alpha_init: 1.0,

@@ -4,6 +4,7 @@
 //! events per wall second and peak resident memory. `cargo bench -p
 //! ccarena-sim -- NAME` runs only the scenarios whose name contains NAME.
 
+use ccarena_sim::cc::CcConfig;
 use ccarena_sim::scenario::normalize_json;
 use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -111,26 +112,8 @@ fn scenarios() -> Vec<(String, Build)> {
         );
     }
     // Algorithms: 10 flows at 1 Gbit/s, 1 BDP.
-    for cc in [
-        "reno",
-        "cubic",
-        "dctcp",
-        "bbr1",
-        "bbq",
-        "bbr2",
-        "bbr3",
-        "vegas",
-        "westwood",
-        "htcp",
-        "illinois",
-        "bic",
-        "scalable",
-        "hybla",
-        "yeah",
-        "ledbat_pp",
-        "copa",
-        "prague",
-    ] {
+    // Every native algorithm (a Python controller is timed by benches/python_cc.py).
+    for &cc in CcConfig::NAMES.iter().filter(|&&n| n != "python") {
         add(
             format!("cc: 10 {cc}, 1 Gbps, 10 s"),
             Box::new(move || dumbbell(cc, 10, "1Gbps", "1BDP", "10s")),

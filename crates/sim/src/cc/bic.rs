@@ -3,7 +3,7 @@
 //! the reduced window, jumps capped at `max_increment` packets per RTT, then
 //! a slow probe past Wmax. Reno below `low_window` packets.
 
-use super::classic::{is_cwnd_limited, jiffies, Window, WindowRule, HZ};
+use super::classic::{jiffies, Window, WindowRule, HZ};
 use super::{CaState, CcParams, CcState, Conn, RateSample};
 use crate::units::{Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -183,16 +183,10 @@ impl WindowRule for BicRule {
     }
 
     /// `bictcp_cong_avoid`.
-    fn cong_avoid(&mut self, now: Time, w: &mut Window, mut acked: u32, conn: &Conn) {
-        if !is_cwnd_limited(w, conn) {
+    fn cong_avoid(&mut self, now: Time, w: &mut Window, acked: u32, conn: &Conn) {
+        let Some(acked) = w.limited_slow_start(acked, conn) else {
             return;
-        }
-        if w.in_slow_start() {
-            acked = w.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         self.update(now, w.cwnd);
         w.cong_avoid_ai(self.cnt, acked);
     }

@@ -47,6 +47,23 @@ impl Window {
         acked - used
     }
 
+    /// The start every module's `cong_avoid` repeats (`tcp_reno_cong_avoid`,
+    /// `cubictcp_cong_avoid`, `bictcp_cong_avoid`, ...): nothing unless
+    /// `tcp_is_cwnd_limited`; in slow start `tcp_slow_start`. The ACKed
+    /// packets left for congestion avoidance; None when slow start used
+    /// them all (or cwnd does not limit the sender).
+    pub fn limited_slow_start(&mut self, acked: u32, conn: &Conn) -> Option<u32> {
+        if !is_cwnd_limited(self, conn) {
+            return None;
+        }
+        if !self.in_slow_start() {
+            // Even 0: `tcp_cong_avoid_ai` may still apply banked credit.
+            return Some(acked);
+        }
+        let left = self.slow_start(acked);
+        (left > 0).then_some(left)
+    }
+
     /// `tcp_cong_avoid_ai`: one packet of growth per `w` ACKed packets.
     pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
         let w = w.max(1);

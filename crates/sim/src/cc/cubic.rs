@@ -13,9 +13,7 @@
 //! `initial_ssthresh` module parameter (default off) is not offered; undo
 //! (`tcp_reno_undo_cwnd`) is up to the shared machinery, which has none yet.
 
-use super::classic::{
-    after, is_cwnd_limited, jiffies, usecs_to_jiffies, Window, WindowEvent, WindowRule, HZ,
-};
+use super::classic::{after, jiffies, usecs_to_jiffies, Window, WindowEvent, WindowRule, HZ};
 use super::{CaState, CcEvent, CcInit, CcParams, CcState, Conn, RateSample};
 use crate::units::{format_duration, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -436,16 +434,10 @@ impl WindowRule for CubicRule {
     }
 
     /// `cubictcp_cong_avoid`.
-    fn cong_avoid(&mut self, now: Time, w: &mut Window, mut acked: u32, conn: &Conn) {
-        if !is_cwnd_limited(w, conn) {
+    fn cong_avoid(&mut self, now: Time, w: &mut Window, acked: u32, conn: &Conn) {
+        let Some(acked) = w.limited_slow_start(acked, conn) else {
             return;
-        }
-        if w.in_slow_start() {
-            acked = w.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         self.update(now, w.cwnd, acked);
         w.cong_avoid_ai(self.cnt, acked);
     }

@@ -1,7 +1,7 @@
 //! Reno, as Linux `tcp_reno_ssthresh` and `tcp_reno_cong_avoid`
 //! (net/ipv4/tcp_cong.c): halve on loss, one packet per RTT otherwise.
 
-use super::classic::{is_cwnd_limited, Window, WindowRule};
+use super::classic::{Window, WindowRule};
 use super::{CcParams, Conn};
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -36,16 +36,10 @@ impl WindowRule for RenoRule {
     }
 
     /// `tcp_reno_cong_avoid`.
-    fn cong_avoid(&mut self, _now: Time, w: &mut Window, mut acked: u32, conn: &Conn) {
-        if !is_cwnd_limited(w, conn) {
+    fn cong_avoid(&mut self, _now: Time, w: &mut Window, acked: u32, conn: &Conn) {
+        let Some(acked) = w.limited_slow_start(acked, conn) else {
             return;
-        }
-        if w.in_slow_start() {
-            acked = w.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         let cwnd = w.cwnd;
         w.cong_avoid_ai(cwnd, acked);
     }

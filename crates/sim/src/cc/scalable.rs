@@ -3,7 +3,7 @@
 //! packets) and a cut of 1/8 on loss: a loss is recovered in a number of
 //! RTTs that does not depend on the window.
 
-use super::classic::{is_cwnd_limited, Window, WindowRule};
+use super::classic::{Window, WindowRule};
 use super::{CcParams, Conn};
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -33,16 +33,10 @@ impl WindowRule for ScalableRule {
     }
 
     /// `tcp_scalable_cong_avoid`.
-    fn cong_avoid(&mut self, _now: Time, w: &mut Window, mut acked: u32, conn: &Conn) {
-        if !is_cwnd_limited(w, conn) {
+    fn cong_avoid(&mut self, _now: Time, w: &mut Window, acked: u32, conn: &Conn) {
+        let Some(acked) = w.limited_slow_start(acked, conn) else {
             return;
-        }
-        if w.in_slow_start() {
-            acked = w.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         let cnt = w.cwnd.min(AI_CNT);
         w.cong_avoid_ai(cnt, acked);
     }

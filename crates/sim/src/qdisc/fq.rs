@@ -15,6 +15,7 @@
 //! Not modelled: the horizon (packets have no send time here), garbage
 //! collection of idle flows (Linux does it only from 2048 flows on).
 
+use super::drr::FlowLists;
 use super::{
     check_range, flow_hash, param_dur, set_ce, DropCause, Limit, Qdisc, QdiscCtx, QdiscEnv,
     QdiscParams,
@@ -158,8 +159,8 @@ pub struct Fq {
     maxrate: Option<Rate>,
     ce_threshold: Option<Dur>,
     flows: Vec<Flow>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
+    /// DRR++'s `new_flows` and `old_flows`.
+    lists: FlowLists,
     /// Throttled flows by their next send time (`q->delayed`).
     delayed: BTreeSet<(Time, u32)>,
     packets: u32,
@@ -187,8 +188,7 @@ impl Fq {
                     time_next_packet: Time::ZERO,
                 })
                 .collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
+            lists: FlowLists::default(),
             delayed: BTreeSet::new(),
             packets: 0,
             bytes: 0,
@@ -203,7 +203,7 @@ impl Fq {
             }
             self.delayed.pop_first();
             self.flows[i as usize].at = Where::Old;
-            self.old_flows.push_back(i);
+            self.lists.add_old(i as usize);
         }
     }
 }
@@ -232,7 +232,7 @@ impl Qdisc for Fq {
         }
         if f.at == Where::Detached {
             f.at = Where::New;
-            self.new_flows.push_back(idx as u32);
+            self.lists.add_new(idx);
             if now.since(f.age) > refill {
                 f.credit = f.credit.max(quantum);
             }
@@ -252,33 +252,16 @@ impl Qdisc for Fq {
         }
         self.check_throttled(now);
         loop {
-            let (from_new, idx) = if let Some(&i) = self.new_flows.front() {
-                (true, i as usize)
-            } else if let Some(&i) = self.old_flows.front() {
-                (false, i as usize)
-            } else {
-                return None;
-            };
-            let pop = |s: &mut Self| {
-                if from_new {
-                    s.new_flows.pop_front();
-                } else {
-                    s.old_flows.pop_front();
-                }
-            };
+            let (from_new, idx) = self.lists.head()?;
             if self.flows[idx].credit <= 0 {
                 self.flows[idx].credit += self.quantum;
-                pop(self);
+                self.lists.rotate(from_new);
                 self.flows[idx].at = Where::Old;
-                self.old_flows.push_back(idx as u32);
                 continue;
             }
             let Some(head) = self.flows[idx].q.front() else {
-                pop(self);
-                // Force a pass through old_flows to prevent starvation.
-                if from_new && !self.old_flows.is_empty() {
+                if self.lists.retire(from_new) {
                     self.flows[idx].at = Where::Old;
-                    self.old_flows.push_back(idx as u32);
                 } else {
                     self.flows[idx].at = Where::Detached;
                     self.flows[idx].age = now;
@@ -287,7 +270,7 @@ impl Qdisc for Fq {
             };
             let due = head.enqueued.max(self.flows[idx].time_next_packet);
             if now < due {
-                pop(self);
+                self.lists.pop(from_new);
                 let f = &mut self.flows[idx];
                 f.time_next_packet = due;
                 f.at = Where::Throttled;
@@ -336,7 +319,7 @@ impl Qdisc for Fq {
     }
 
     fn next_ready(&self) -> Option<Time> {
-        if self.new_flows.is_empty() && self.old_flows.is_empty() {
+        if self.lists.is_empty() {
             self.delayed.first().map(|&(t, _)| t)
         } else {
             None

@@ -24,6 +24,7 @@
 //! carry no DSCP), `skb->priority` and tc-filter classification.
 
 use super::codel::{codel_durations, CodelParams, CodelQueue, CodelVars};
+use super::drr::FlowLists;
 use super::{
     check_range, flow_hash, param_bytes, reciprocal_scale, DropCause, Limit, Qdisc, QdiscCtx,
     QdiscEnv, QdiscParams,
@@ -153,8 +154,8 @@ struct Flow {
 pub struct FqCodel {
     flows: Vec<Flow>,
     /// DRR++ lists of queue indices; only their heads are ever taken off.
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
+    /// DRR++'s `new_flows` and `old_flows`.
+    lists: FlowLists,
     params: CodelParams,
     quantum: u32,
     limit: u32,
@@ -195,8 +196,7 @@ impl FqCodel {
                 .expect("validated fq_codel config");
         FqCodel {
             flows: (0..c.flows).map(|_| Flow::default()).collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
+            lists: FlowLists::default(),
             params: CodelParams::new(target, interval, ce, s.mtu, s.ecn),
             quantum: s.quantum,
             limit: s.limit,
@@ -249,16 +249,6 @@ impl FqCodel {
     }
 }
 
-impl FqCodel {
-    fn pop_head(&mut self, from_new: bool) {
-        if from_new {
-            self.new_flows.pop_front();
-        } else {
-            self.old_flows.pop_front();
-        }
-    }
-}
-
 impl Qdisc for FqCodel {
     /// `fq_codel_enqueue`.
     fn enqueue(&mut self, _now: Time, pkt: Packet, ctx: &mut QdiscCtx) {
@@ -271,7 +261,7 @@ impl Qdisc for FqCodel {
         if !flow.listed {
             flow.listed = true;
             flow.deficit = self.quantum as i32;
-            self.new_flows.push_back(idx as u32);
+            self.lists.add_new(idx);
         }
         let memory_limited = self.backlog > self.memory_limit;
         self.qlen += 1;
@@ -285,17 +275,10 @@ impl Qdisc for FqCodel {
     /// `fq_codel_dequeue`: DRR++ over new then old queues, CoDel per queue.
     fn dequeue(&mut self, now: Time, ctx: &mut QdiscCtx) -> Option<Packet> {
         loop {
-            let (from_new, idx) = if let Some(&i) = self.new_flows.front() {
-                (true, i as usize)
-            } else if let Some(&i) = self.old_flows.front() {
-                (false, i as usize)
-            } else {
-                return None;
-            };
+            let (from_new, idx) = self.lists.head()?;
             if self.flows[idx].deficit <= 0 {
                 self.flows[idx].deficit += self.quantum as i32;
-                self.pop_head(from_new);
-                self.old_flows.push_back(idx as u32);
+                self.lists.rotate(from_new);
                 continue;
             }
             let got = {
@@ -316,12 +299,7 @@ impl Qdisc for FqCodel {
                     return Some(p);
                 }
                 None => {
-                    self.pop_head(from_new);
-                    // A new flow that went empty passes through old_flows
-                    // once, so that it cannot starve them by coming back new.
-                    if from_new && !self.old_flows.is_empty() {
-                        self.old_flows.push_back(idx as u32);
-                    } else {
+                    if !self.lists.retire(from_new) {
                         self.flows[idx].listed = false;
                     }
                 }

@@ -13,6 +13,7 @@
 //! packets is `limit`; in bytes, a byte limit over all flows (wire bytes).
 //! Classification as FQ-CoDel's ([`super::flow_hash`] of the flow id).
 
+use super::drr::FlowLists;
 use super::pie::{PieConfig, PieParams, PieVars, MAX_PROB};
 use super::{
     check_range, flow_hash, reciprocal_scale, set_ce, DropCause, Limit, Qdisc, QdiscCtx, QdiscEnv,
@@ -137,8 +138,8 @@ pub struct FqPie {
     quantum: i64,
     limit: Limit,
     flows: Vec<Flow>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
+    /// DRR++'s `new_flows` and `old_flows`.
+    lists: FlowLists,
     packets: u32,
     bytes: u64,
     next_update: Time,
@@ -161,8 +162,7 @@ impl FqPie {
                     listed: false,
                 })
                 .collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
+            lists: FlowLists::default(),
             packets: 0,
             bytes: 0,
             next_update: Time::ZERO + FIRST_UPDATE,
@@ -216,7 +216,7 @@ impl Qdisc for FqPie {
             f.listed = true;
             f.deficit = self.quantum;
             f.backlog = 0;
-            self.new_flows.push_back(idx as u32);
+            self.lists.add_new(idx);
         }
         f.backlog += pkt.wire_len as u64;
         f.q.push_back(pkt);
@@ -226,32 +226,14 @@ impl Qdisc for FqPie {
     fn dequeue(&mut self, now: Time, _ctx: &mut QdiscCtx) -> Option<Packet> {
         self.run_timer(now);
         loop {
-            let (from_new, idx) = if let Some(&i) = self.new_flows.front() {
-                (true, i as usize)
-            } else if let Some(&i) = self.old_flows.front() {
-                (false, i as usize)
-            } else {
-                return None;
-            };
-            let pop_list = |s: &mut Self| {
-                if from_new {
-                    s.new_flows.pop_front();
-                } else {
-                    s.old_flows.pop_front();
-                }
-            };
+            let (from_new, idx) = self.lists.head()?;
             if self.flows[idx].deficit <= 0 {
                 self.flows[idx].deficit += self.quantum;
-                pop_list(self);
-                self.old_flows.push_back(idx as u32);
+                self.lists.rotate(from_new);
                 continue;
             }
             let Some(pkt) = self.flows[idx].q.pop_front() else {
-                // Force a pass through old_flows to prevent starvation.
-                pop_list(self);
-                if from_new && !self.old_flows.is_empty() {
-                    self.old_flows.push_back(idx as u32);
-                } else {
+                if !self.lists.retire(from_new) {
                     self.flows[idx].listed = false;
                 }
                 continue;

@@ -26,6 +26,7 @@
 
 pub mod cake;
 pub mod codel;
+mod drr;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq;

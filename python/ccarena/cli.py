@@ -666,14 +666,16 @@ def _cmd_list(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .linux.backend import KERNEL_CC
     from .traces import shipped
 
-    # One line per entry, never wrapped (a reference is looked up, not read).
-    out.print("congestion controls (cc = NAME), each with its reference:")
+    cc = Rows(
+        "congestion controls (cc = NAME)", [("cc", "left"), ("reference", "left"), ("Linux backend", "left")]
+    )
     for n in _core.cc_names():
-        kernel = f"  (Linux backend: kernel's {KERNEL_CC[n]})" if n in KERNEL_CC else ""
-        out.print(f"  {n:<10} {_core.cc_reference(n)}{kernel}", soft_wrap=True, markup=False)
-    out.print("queue disciplines (bottleneck.qdisc = NAME):")
+        cc.add_row(n, _core.cc_reference(n), f"kernel's {KERNEL_CC[n]}" if n in KERNEL_CC else "-")
+    out.print(cc)
+    qd = Rows("queue disciplines (bottleneck.qdisc = NAME)", [("qdisc", "left"), ("reference", "left")])
     for n in _core.qdisc_names():
-        out.print(f"  {n:<10} {_core.qdisc_reference(n)}", soft_wrap=True, markup=False)
+        qd.add_row(n, _core.qdisc_reference(n))
+    out.print(qd)
     out.print("delivery traces:     " + ", ".join(shipped()) + " (trace = NAME or a file)")
     out.print(catalog_table())
     return 0

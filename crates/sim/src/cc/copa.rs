@@ -287,3 +287,64 @@ impl CongestionControl for Copa {
         out.num("copa_cwnd_pkts", self.cwnd as f64 / FRAC as f64);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::classic::testkit::{ack, conn, init};
+
+    /// A Copa past slow start, with RTTmin 20 ms and a standing RTT of
+    /// `standing_us` from the ACK stream.
+    fn copa_at(cwnd: i64, standing_us: i64) -> (Copa, Conn) {
+        let mut c = Copa::new(&CopaConfig::default(), &init(Time::ZERO, None));
+        c.slow_start = false;
+        c.cwnd = cwnd * FRAC;
+        let mut k = conn(cwnd as u32);
+        k.srtt = Some(Dur::from_ms(20));
+        // RTTmin's sample leaves the standing window (srtt/2 = 10 ms) later.
+        c.on_ack(Time::ZERO + Dur::from_ms(1), &ack(0, 20_000), &k);
+        c.on_ack(Time::ZERO + Dur::from_ms(15), &ack(0, standing_us), &k);
+        c.on_ack(Time::ZERO + Dur::from_ms(16), &ack(0, standing_us), &k);
+        (c, k)
+    }
+
+    #[test]
+    fn the_window_moves_toward_one_over_delta_queued_packets() {
+        // d_q = 2 ms, standing 22 ms: target window 2 x 22 / 2 = 22 packets.
+        let (mut c, k) = copa_at(10, 22_000);
+        let before = c.cwnd;
+        c.on_ack(Time::ZERO + Dur::from_ms(17), &ack(1, 22_000), &k);
+        // Below target: + v / (delta cwnd) = 1 x 2 / 10 packet.
+        assert_eq!(c.cwnd - before, 2 * FRAC / 10);
+        let (mut c, k) = copa_at(40, 22_000);
+        let before = c.cwnd;
+        c.on_ack(Time::ZERO + Dur::from_ms(17), &ack(1, 22_000), &k);
+        assert_eq!(before - c.cwnd, 2 * FRAC / 40);
+    }
+
+    #[test]
+    fn velocity_doubles_after_three_windows_in_one_direction_and_resets_on_a_turn() {
+        let (mut c, mut k) = copa_at(10, 22_000);
+        let mut t = Time::ZERO + Dur::from_ms(17);
+        let window = |c: &mut Copa, k: &mut Conn, t: &mut Time, rtt: i64| {
+            k.snd_una = c.win_end + 1;
+            k.snd_nxt = k.snd_una + 10;
+            *t += Dur::from_ms(1);
+            c.on_ack(*t, &ack(1, rtt), k);
+        };
+        // Growing (below target) window after window.
+        let mut vs = vec![];
+        for _ in 0..6 {
+            window(&mut c, &mut k, &mut t, 22_000);
+            vs.push(c.v);
+        }
+        assert_eq!(vs[..3], [1, 1, 1], "{vs:?}");
+        assert!(vs[5] > vs[3] && vs[3] >= 2, "{vs:?}");
+        // A standing queue far above target (the earlier samples out of the
+        // standing window): the direction turns, v resets.
+        t += Dur::from_ms(20);
+        window(&mut c, &mut k, &mut t, 200_000);
+        window(&mut c, &mut k, &mut t, 200_000);
+        assert_eq!(c.v, 1);
+    }
+}

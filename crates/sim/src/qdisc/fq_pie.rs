@@ -256,3 +256,40 @@ impl Qdisc for FqPie {
         self.packets
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testkit::{env, pkt, Bench};
+
+    #[test]
+    fn each_flow_has_its_own_probability_from_its_own_queue() {
+        let s = FqPieSetup::resolve(FqPieConfig::default(), &env(Limit::Packets(10_240))).unwrap();
+        let mut b = Bench::new(FqPie::new(&s), 1);
+        // Flow 1 keeps a standing queue 100 ms deep; flow 2 sends one packet
+        // now and then. Drain at 1 packet per ms for 2 s.
+        let mut seq = (0u32, 0u32);
+        for ms in 0..2000u64 {
+            let now = Time::ZERO + Dur::from_ms(ms);
+            while b.q.flows[reciprocal_scale(flow_hash(1), 1024) as usize]
+                .q
+                .len()
+                < 100
+            {
+                b.enqueue(now, pkt(1, seq.0));
+                seq.0 += 1;
+            }
+            if ms % 50 == 0 {
+                b.enqueue(now, pkt(2, seq.1));
+                seq.1 += 1;
+            }
+            b.dequeue(now);
+        }
+        assert!(
+            b.q.prob(1) > 0.05,
+            "the standing flow's probability {}",
+            b.q.prob(1)
+        );
+        assert_eq!(b.q.prob(2), 0.0, "the sparse flow's");
+    }
+}

@@ -162,7 +162,6 @@ class CcEnv(gymnasium.Env):
         scn = Scenario.from_dict(raw, source=base.source)
         bn = scn.normalized.get("bottleneck") or {}
         self.rate_mbps = float(bn.get("rate_bps", 0)) / 1e6
-        self.duration_ns = int(scn.normalized["duration_ns"])
         self.observation_space = gymnasium.spaces.Box(
             0.0, float(np.finfo(np.float32).max), shape=(len(OBSERVATION),), dtype=np.float32
         )

@@ -165,7 +165,7 @@ fn each_algorithm_writes_its_state_columns() {
 /// initial overshoot into a 2 or 4 BDP buffer loses less than half of what
 /// plain slow start loses. (The rise shows in a round's minimum only a
 /// round after the queue starts, so with a 1 BDP buffer the overflow comes
-/// first: 631 drops against 676. Linux CUBIC's own HyStart, with its ACK
+/// first: 617 drops against 675. Linux CUBIC's own HyStart, with its ACK
 /// train, loses fewer than either here; see docs/algorithms.md.)
 #[test]
 fn hystart_plus_plus_halves_the_slow_start_overshoot() {

@@ -128,11 +128,13 @@ pub enum WindowEvent {
 
 /// `tcp_is_cwnd_limited` (include/net/tcp.h).
 pub fn is_cwnd_limited(w: &Window, conn: &Conn) -> bool {
-    if conn.is_cwnd_limited {
-        return true;
-    }
-    // In slow start, let cwnd grow to twice what was in flight.
-    w.in_slow_start() && w.cwnd < 2 * conn.max_packets_out
+    cwnd_limited(w.cwnd, w.ssthresh, conn)
+}
+
+/// `tcp_is_cwnd_limited` for an algorithm that keeps its own window
+/// (Prague): in slow start, cwnd may grow to twice what was in flight.
+pub fn cwnd_limited(cwnd: u32, ssthresh: u32, conn: &Conn) -> bool {
+    conn.is_cwnd_limited || (cwnd < ssthresh && cwnd < 2 * conn.max_packets_out)
 }
 
 /// The rules that distinguish one loss-based algorithm from another.

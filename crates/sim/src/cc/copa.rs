@@ -13,9 +13,7 @@
 //! empties. A retransmission timeout restarts slow start from the initial
 //! window (genericCC's 2 s reset). cwnd in 2^-20 packets, integers only.
 
-use super::{
-    AckOutcome, CaState, CcEvent, CcInit, CcParams, CcState, CongestionControl, Conn, RateSample,
-};
+use super::{AckOutcome, CaState, CcInit, CcParams, CcState, CongestionControl, Conn, RateSample};
 use crate::units::{Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -53,12 +51,12 @@ impl CcParams for CopaConfig {
 
 /// A sliding-window minimum (or maximum) of RTT samples.
 #[derive(Default)]
-struct Window {
+struct RttWindow {
     q: VecDeque<(Time, u64)>,
     max: bool,
 }
 
-impl Window {
+impl RttWindow {
     fn push(&mut self, t: Time, v: u64) {
         while let Some(&(_, b)) = self.q.back() {
             if (!self.max && b >= v) || (self.max && b <= v) {
@@ -88,15 +86,15 @@ pub struct Copa {
     competitive: bool,
     slow_start: bool,
     v: i64,
-    /// Window tracking: the window ends when snd_una passes `win_end`.
+    /// RttWindow tracking: the window ends when snd_una passes `win_end`.
     win_end: u32,
     win_start_cwnd: i64,
     last_dir_up: Option<bool>,
     same_dir: u32,
-    rtt_min: Window,
-    rtt_standing: Window,
-    recent_min: Window,
-    recent_max: Window,
+    rtt_min: RttWindow,
+    rtt_standing: RttWindow,
+    recent_min: RttWindow,
+    recent_max: RttWindow,
     last_nearly_empty: Time,
     last_delta_up: Time,
     last_loss_cut: Time,
@@ -121,10 +119,10 @@ impl Copa {
             win_start_cwnd: init.init_cwnd as i64 * FRAC,
             last_dir_up: None,
             same_dir: 0,
-            rtt_min: Window::default(),
-            rtt_standing: Window::default(),
-            recent_min: Window::default(),
-            recent_max: Window {
+            rtt_min: RttWindow::default(),
+            rtt_standing: RttWindow::default(),
+            recent_min: RttWindow::default(),
+            recent_max: RttWindow {
                 q: VecDeque::new(),
                 max: true,
             },
@@ -258,8 +256,6 @@ impl CongestionControl for Copa {
         }
         self.state = to;
     }
-
-    fn on_event(&mut self, _now: Time, _ev: CcEvent, _conn: &Conn) {}
 
     fn cwnd(&self) -> u32 {
         self.pkts().min(u32::MAX as i64) as u32

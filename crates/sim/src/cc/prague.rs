@@ -16,9 +16,9 @@
 //! falls to 4 MTUs (6000 bytes), and the MSS shrinking of v0.7 for such
 //! windows; undo.
 
+use super::classic::cwnd_limited;
 use super::{
-    AckOutcome, CaState, CcEvent, CcInit, CcParams, CcState, CongestionControl, Conn, RateSample,
-    TsoPolicy,
+    AckOutcome, CaState, CcInit, CcParams, CcState, CongestionControl, Conn, RateSample, TsoPolicy,
 };
 use crate::units::{Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -233,9 +233,7 @@ impl CongestionControl for Prague {
         }
         // Only packets that were not CE-marked grow the window.
         let mut acked = (rs.acked_sacked as u64).saturating_sub(ece_delta);
-        let cwnd_limited =
-            conn.is_cwnd_limited || (self.in_slow_start() && self.cwnd < 2 * conn.max_packets_out);
-        if acked > 0 && !self.in_loss && cwnd_limited {
+        if acked > 0 && !self.in_loss && cwnd_limited(self.cwnd, self.ssthresh, conn) {
             if self.in_slow_start() {
                 // `tcp_slow_start` on the real window, the rest for AI.
                 let cwnd = (self.cwnd as u64 + acked).min(self.ssthresh as u64) as u32;
@@ -292,8 +290,6 @@ impl CongestionControl for Prague {
         }
         self.state = to;
     }
-
-    fn on_event(&mut self, _now: Time, _ev: CcEvent, _conn: &Conn) {}
 
     fn cwnd(&self) -> u32 {
         self.cwnd

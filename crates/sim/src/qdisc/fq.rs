@@ -130,15 +130,6 @@ impl FqSetup {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Where {
-    /// `fq_flow_is_detached` (never seen: `created` false).
-    Detached,
-    New,
-    Old,
-    Throttled,
-}
-
 /// `struct fq_flow`.
 struct Flow {
     q: VecDeque<Packet>,
@@ -146,7 +137,8 @@ struct Flow {
     /// When it was last detached (`f->age`).
     age: Time,
     created: bool,
-    at: Where,
+    /// Off every list (`fq_flow_is_detached`).
+    detached: bool,
     time_next_packet: Time,
 }
 
@@ -184,7 +176,7 @@ impl Fq {
                     credit: 0,
                     age: Time::ZERO,
                     created: false,
-                    at: Where::Detached,
+                    detached: true,
                     time_next_packet: Time::ZERO,
                 })
                 .collect(),
@@ -202,7 +194,6 @@ impl Fq {
                 break;
             }
             self.delayed.pop_first();
-            self.flows[i as usize].at = Where::Old;
             self.lists.add_old(i as usize);
         }
     }
@@ -230,8 +221,8 @@ impl Qdisc for Fq {
             ctx.drop(pkt, DropCause::Overflow);
             return;
         }
-        if f.at == Where::Detached {
-            f.at = Where::New;
+        if f.detached {
+            f.detached = false;
             self.lists.add_new(idx);
             if now.since(f.age) > refill {
                 f.credit = f.credit.max(quantum);
@@ -256,14 +247,11 @@ impl Qdisc for Fq {
             if self.flows[idx].credit <= 0 {
                 self.flows[idx].credit += self.quantum;
                 self.lists.rotate(from_new);
-                self.flows[idx].at = Where::Old;
                 continue;
             }
             let Some(head) = self.flows[idx].q.front() else {
-                if self.lists.retire(from_new) {
-                    self.flows[idx].at = Where::Old;
-                } else {
-                    self.flows[idx].at = Where::Detached;
+                if !self.lists.retire(from_new) {
+                    self.flows[idx].detached = true;
                     self.flows[idx].age = now;
                 }
                 continue;
@@ -273,7 +261,6 @@ impl Qdisc for Fq {
                 self.lists.pop(from_new);
                 let f = &mut self.flows[idx];
                 f.time_next_packet = due;
-                f.at = Where::Throttled;
                 self.delayed.insert((due, idx as u32));
                 continue;
             }

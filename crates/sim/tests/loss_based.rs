@@ -250,3 +250,80 @@ fn copa_keeps_the_queue_short_and_competes_when_it_must() {
         "against cubic: {competing}, without competitive mode {meek}"
     );
 }
+
+fn shares(r: &Results) -> (f64, f64) {
+    let (a, b) = (goodput(r, 0), goodput(r, 1));
+    (a / (a + b), b / (a + b))
+}
+
+/// PCC Vivace (NSDI 2018), the textbook behaviour of its utility
+/// u = x^0.9 - 900 x dRTT/dT - 11.35 x L:
+/// - alone behind a deep buffer, the RTT-gradient term keeps the queue a
+///   fraction of what CUBIC builds, at most of the link;
+/// - random loss below the utility's break-even (about 5% at 100 Mbit/s)
+///   leaves it near the link's rate, where CUBIC collapses; past it the
+///   rate falls;
+/// - two Vivace flows share evenly;
+/// - beside CUBIC, Vivace-Latency yields (CUBIC's queue growth is a cost
+///   to it), Vivace-Loss (b = 0) does not.
+#[test]
+fn vivace_climbs_its_utility_gradient() {
+    let alone = one("vivace", "20Mbps", "40ms", "4BDP", "0%", "20s");
+    let cubic = one("cubic", "20Mbps", "40ms", "4BDP", "0%", "20s");
+    let (qv, qc) = (
+        summary(&alone, "qdelay_mean_ms"),
+        summary(&cubic, "qdelay_mean_ms"),
+    );
+    assert!(
+        qv < 0.3 * qc,
+        "queueing delay: vivace {qv} ms, cubic {qc} ms"
+    );
+    assert!(summary(&alone, "utilization") > 0.75);
+
+    let lossy = |cc: &str, loss: &str| {
+        summary(
+            &one(cc, "100Mbps", "20ms", "1BDP", loss, "20s"),
+            "utilization",
+        )
+    };
+    let (v2, c2, v8) = (
+        lossy("vivace", "2%"),
+        lossy("cubic", "2%"),
+        lossy("vivace", "8%"),
+    );
+    assert!(
+        v2 > 0.8 && c2 < 0.2,
+        "2% random loss: vivace {v2}, cubic {c2}"
+    );
+    assert!(v8 < 0.6 * v2, "8% random loss: vivace {v8} (2%: {v2})");
+
+    for seed in [1, 2] {
+        let r = sim(json!({
+            "duration": "40s", "seed": seed,
+            "bottleneck": {"rate": "20Mbps", "buffer": "4BDP"},
+            "path": {"rtt": "40ms"},
+            "flows": [{"cc": "vivace", "count": 2}]
+        }));
+        let (a, b) = (goodput(&r, 0), goodput(&r, 1));
+        let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
+        assert!(jain > 0.9, "seed {seed}: {a} and {b} Mbit/s");
+    }
+
+    let beside_cubic = |params: serde_json::Value| {
+        let r = sim(json!({
+            "duration": "30s", "seed": 1,
+            "bottleneck": {"rate": "20Mbps", "buffer": "4BDP"},
+            "path": {"rtt": "40ms"},
+            "flows": [{"cc": "vivace", "cc_params": params}, {"cc": "cubic"}]
+        }));
+        shares(&r).0
+    };
+    let (latency, loss) = (
+        beside_cubic(json!({})),
+        beside_cubic(json!({"latency_coefficient": 0})),
+    );
+    assert!(
+        latency < 0.2 && loss > 0.5,
+        "share beside cubic: vivace {latency}, vivace-loss {loss}"
+    );
+}

@@ -427,6 +427,8 @@ pub mod testkit {
             ecn_enabled: false,
             paced: false,
             sent_since_state_change: 0,
+            data_segs_out: 0,
+            highest_sack: 0,
         }
     }
 

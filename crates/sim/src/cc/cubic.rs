@@ -602,6 +602,8 @@ mod tests {
                 ecn_enabled: false,
                 paced: self.paced,
                 sent_since_state_change: 0,
+                data_segs_out: 0,
+                highest_sack: 0,
             }
         }
 

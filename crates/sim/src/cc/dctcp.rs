@@ -275,6 +275,8 @@ mod tests {
                 ecn_enabled: true,
                 paced: false,
                 sent_since_state_change: 0,
+                data_segs_out: 0,
+                highest_sack: 0,
             }
         }
 

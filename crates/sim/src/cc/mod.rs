@@ -25,6 +25,7 @@ pub mod reno;
 pub mod scalable;
 pub mod signals;
 pub mod vegas;
+pub mod vivace;
 pub mod westwood;
 pub mod yeah;
 
@@ -166,6 +167,7 @@ any_cc! {
     LedbatPP(classic::Classic<ledbat::LedbatRule>),
     Prague(prague::Prague),
     Copa(copa::Copa),
+    Vivace(vivace::Vivace),
     // A user's controller (Python), the one variant behind a pointer.
     External(Box<dyn CongestionControl + Send>),
     // BBRv1 and BBQ (v1 with another probing-phase rule) share one type.
@@ -191,6 +193,7 @@ pub enum CcConfig {
     LedbatPP(ledbat::LedbatConfig),
     Prague(prague::PragueConfig),
     Copa(copa::CopaConfig),
+    Vivace(vivace::VivaceConfig),
     Python(external::PythonConfig),
     Bbr1(bbr::Bbr1Config),
     Bbq(bbr::BbqConfig),
@@ -216,6 +219,7 @@ impl CcConfig {
         "yeah",
         "ledbat_pp",
         "copa",
+        "vivace",
         "prague",
         "bbr1",
         "bbq",
@@ -240,6 +244,7 @@ impl CcConfig {
             "yeah" => "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani and Vacirca, PFLDnet 2007",
             "ledbat_pp" => "LEDBAT++: draft-irtf-iccrg-ledbat-plus-plus-01 on RFC 6817 (less than best effort)",
             "copa" => "Copa: Arun and Balakrishnan, NSDI 2018, with genericCC's constants (no kernel module)",
+            "vivace" => "PCC Vivace: Dong et al., NSDI 2018; the authors' PCC-Uspace NSDI-2018 branch (pcc.h) and PCC-Kernel tcp_pcc.c (no mainline module)",
             "prague" => "L4STeam/linux net/ipv4/tcp_prague.c (v0.7, window mode); draft-briscoe-iccrg-prague-congestion-control",
             "bbr1" => "Linux net/ipv4/tcp_bbr.c (BBRv1)",
             "bbq" => "BBRv1 with BBQ's probing rule (the BBQ paper)",
@@ -266,6 +271,7 @@ impl CcConfig {
             "ledbat_pp" => CcConfig::LedbatPP(parse_params(params)?),
             "prague" => CcConfig::Prague(parse_params(params)?),
             "copa" => CcConfig::Copa(parse_params(params)?),
+            "vivace" => CcConfig::Vivace(parse_params(params)?),
             "python" => {
                 let c = external::PythonConfig::parse(params)?;
                 if !external::available() {
@@ -302,6 +308,7 @@ impl CcConfig {
             CcConfig::LedbatPP(_) => "ledbat_pp",
             CcConfig::Prague(_) => "prague",
             CcConfig::Copa(_) => "copa",
+            CcConfig::Vivace(_) => "vivace",
             CcConfig::Python(_) => "python",
             CcConfig::Bbr1(_) => "bbr1",
             CcConfig::Bbq(_) => "bbq",
@@ -327,6 +334,7 @@ impl CcConfig {
             CcConfig::LedbatPP(c) => serde_json::to_value(c),
             CcConfig::Prague(c) => serde_json::to_value(c),
             CcConfig::Copa(c) => serde_json::to_value(c),
+            CcConfig::Vivace(c) => serde_json::to_value(c),
             CcConfig::Python(c) => serde_json::to_value(c),
             CcConfig::Bbr1(c) => serde_json::to_value(c),
             CcConfig::Bbq(c) => serde_json::to_value(c),
@@ -384,6 +392,7 @@ impl CcConfig {
             CcConfig::Python(c) => AnyCc::External(external::build(c, init, flow)),
             CcConfig::Prague(c) => AnyCc::Prague(prague::Prague::new(c, init)),
             CcConfig::Copa(c) => AnyCc::Copa(copa::Copa::new(c, init)),
+            CcConfig::Vivace(c) => AnyCc::Vivace(vivace::Vivace::new(c, init)),
             CcConfig::Reno(c) if c.hystart_plus_plus => AnyCc::RenoPP(classic::Classic::new(
                 hystart_pp::WithHystartPP {
                     inner: reno::RenoRule::new(c),

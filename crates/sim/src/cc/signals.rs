@@ -94,6 +94,10 @@ pub struct LostPacket {
     pub is_app_limited: bool,
     /// The TCP stack still holds its send-time snapshot (not yet consumed by a SACK).
     pub has_tx_snapshot: bool,
+    /// Its sequence number, in segments (the skb's `seq`).
+    pub seq: u32,
+    /// The lost transmission was a retransmission (`TCPCB_SACKED_RETRANS`).
+    pub retrans: bool,
 }
 
 /// Read-only view of the connection that every hook receives
@@ -137,6 +141,11 @@ pub struct Conn {
     /// Segments sent since the last change of `ca_state` (PRR's `prr_out`
     /// while in Recovery).
     pub sent_since_state_change: u32,
+    /// Data segments sent, retransmissions included (`tp->data_segs_out`).
+    pub data_segs_out: u64,
+    /// One past the highest segment acknowledged, cumulatively or by SACK
+    /// (`tcp_highest_sack_seq`).
+    pub highest_sack: u32,
 }
 
 /// Events outside the ACK path (Linux `enum tcp_ca_event`).

@@ -318,6 +318,12 @@ impl Sender {
             ecn_enabled: self.cfg.ecn,
             paced: self.is_paced(),
             sent_since_state_change: self.sent_since_state_change,
+            data_segs_out: self.data_segs_out,
+            highest_sack: self
+                .sacked
+                .ranges()
+                .last()
+                .map_or(self.snd_una, |r| r.1.max(self.snd_una)),
         }
     }
 
@@ -633,7 +639,8 @@ impl Sender {
         if sg.has(seg::SACKED) {
             return;
         }
-        if sg.has(seg::LOST) {
+        let again = sg.has(seg::LOST);
+        if again {
             if !sg.has(seg::RETRANS) {
                 return;
             }
@@ -651,6 +658,8 @@ impl Sender {
             tx_lost: sg.tx.lost,
             is_app_limited: sg.tx.is_app_limited,
             has_tx_snapshot: sg.has(seg::SNAPSHOT),
+            seq: q,
+            retrans: again,
         };
         self.lost_total += 1;
         self.retx.push(Reverse(q));

@@ -163,6 +163,8 @@ impl Pipe {
             ecn_enabled: false,
             paced: true,
             sent_since_state_change: 0,
+            data_segs_out: 0,
+            highest_sack: 0,
         }
     }
 

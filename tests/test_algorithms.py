@@ -24,6 +24,7 @@ NEW = [
     "prague",
     "ledbat_pp",
     "copa",
+    "vivace",
 ]
 
 
@@ -54,8 +55,8 @@ def test_each_new_algorithm_runs_and_reports_its_state(cc):
     prefix = {"yeah": "vegas_", "ledbat_pp": "ledbat_"}.get(cc, f"{cc}_")
     own = [c for c in r.samples.columns if c.startswith(prefix)]
     assert own or cc == "scalable", cc
-    # The window-threshold algorithms report ssthresh (Copa has none).
-    assert ("ssthresh_pkts" in r.samples.columns) == (cc != "copa")
+    # The window-threshold algorithms report ssthresh (Copa and Vivace have none).
+    assert ("ssthresh_pkts" in r.samples.columns) == (cc not in ("copa", "vivace"))
 
 
 def test_the_linux_backend_refuses_an_algorithm_whose_module_is_not_loaded(monkeypatch):

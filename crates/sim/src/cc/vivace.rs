@@ -34,6 +34,8 @@ const MBIT: f64 = 1e6;
 const MI_MIN_SEGS: u32 = 10;
 /// The centre rate's floor when probing starts (`kMinRateMbps` = 1.3).
 const MIN_RATE_MBPS: f64 = 1.3;
+/// The lowest rate sent at: 1.3 less its probing step (`setRate`).
+const MIN_SEND_MBPS: f64 = MIN_RATE_MBPS - PROBE_MIN_MBPS;
 /// Probing step: max(5%, 0.5 Mbit/s) of the centre rate (`getkDelta`).
 const PROBE_EPS: f64 = 0.05;
 const PROBE_MIN_MBPS: f64 = 0.5;
@@ -213,13 +215,10 @@ pub struct Vivace {
     probes: Vec<f64>,
     probe_results: Vec<Option<Judged>>,
     next_probe: usize,
-    probe_eps: f64,
-    /// MOVING: the reference and the target (judged or pending).
+    /// MOVING: the reference and the target once judged (pending while
+    /// an MI of that role and epoch is in `mis`).
     reference: Option<Judged>,
-    reference_pending: bool,
     target: Option<Judged>,
-    target_pending: bool,
-    target_started: bool,
     moving_change: f64,
     /// `PCC::decide`'s counters: confidence amplifier A, boundary K, swing
     /// buffer S, previous change P, same-direction trend T.
@@ -228,8 +227,8 @@ pub struct Vivace {
     swing: u32,
     prev_change: f64,
     trend: u32,
-    /// START's loss allowance is not yet spent.
-    start_allowance: u32,
+    /// START still forgives losses (see `judge`).
+    start_forgiving: bool,
     /// Emergency stops so far: only MIs started after the last one count.
     stops: u32,
     /// The mean RTT of the latest judged MI (NSDI's `m_iRTT`), s.
@@ -258,19 +257,15 @@ impl Vivace {
             probes: Vec::new(),
             probe_results: Vec::new(),
             next_probe: 0,
-            probe_eps: PROBE_EPS,
             reference: None,
-            reference_pending: false,
             target: None,
-            target_pending: false,
-            target_started: false,
             moving_change: 0.0,
             amplifier: 0.0,
             boundary: 0,
             swing: 0,
             prev_change: 0.0,
             trend: 0,
-            start_allowance: START_LOSS_ALLOWANCE,
+            start_forgiving: true,
             stops: 0,
             rtt_est: init.srtt.map(|d| d.secs_f64()),
             cwnd: init.init_cwnd.max(4),
@@ -294,6 +289,20 @@ impl Vivace {
         self.cwnd = (pkts.min(u32::MAX as f64 / 2.0) as u32).max(4);
     }
 
+    /// The centre rate, and the rate sent at from now on (even mid-MI, as
+    /// `onMonitorEnds` sets it), at least `MIN_SEND_MBPS`.
+    fn set_base(&mut self, mbps: f64) {
+        self.base_mbps = mbps;
+        self.rate_mbps = mbps.max(MIN_SEND_MBPS);
+    }
+
+    /// An MI of this role started since the last restart and not yet judged.
+    fn pending(&self, role: Role) -> bool {
+        self.mis
+            .iter()
+            .any(|m| m.role == role && m.epoch == self.epoch)
+    }
+
     /// The MI length: one RTT (the latest MI's mean RTT), at least 10 segments.
     fn mi_due(&self, mi: &Mi, now: Time, segs_out: u64) -> bool {
         let rtt = self.rtt_est.unwrap_or(0.1).min(0.3);
@@ -312,17 +321,15 @@ impl Vivace {
                     self.tracking = true;
                     role = Role::Tracked;
                 }
+                // START's floor is its own (0.1 Mbit/s, `new`).
                 self.rate_mbps = self.base_mbps;
             }
             Mode::Search => {
                 self.base_mbps = self.base_mbps.max(MIN_RATE_MBPS);
                 // One pair after a same-direction step, else two (`search`).
                 let pairs = if self.trend >= 1 { 1 } else { 2 };
-                self.probe_eps = PROBE_EPS.max(PROBE_MIN_MBPS / self.base_mbps);
-                let (up, down) = (
-                    self.base_mbps * (1.0 + self.probe_eps),
-                    self.base_mbps * (1.0 - self.probe_eps),
-                );
+                let eps = PROBE_EPS.max(PROBE_MIN_MBPS / self.base_mbps);
+                let (up, down) = (self.base_mbps * (1.0 + eps), self.base_mbps * (1.0 - eps));
                 self.probes.clear();
                 for _ in 0..pairs {
                     if self.rng.below(2) == 1 {
@@ -334,7 +341,6 @@ impl Vivace {
                 self.probe_results = vec![None; self.probes.len()];
                 self.next_probe = 0;
                 self.reference = None;
-                self.reference_pending = false;
                 self.mode = Mode::Recording;
                 return self.start_mi(now, conn);
             }
@@ -346,15 +352,12 @@ impl Vivace {
                 } else {
                     // The latest MI at the centre rate is the reference.
                     role = Role::Reference;
-                    self.reference_pending = true;
                     self.rate_mbps = self.base_mbps;
                 }
             }
             Mode::Moving => {
                 self.rate_mbps = self.base_mbps;
-                if !self.target_started {
-                    self.target_started = true;
-                    self.target_pending = true;
+                if self.target.is_none() && !self.pending(Role::Target) {
                     role = Role::Target;
                 }
             }
@@ -383,7 +386,7 @@ impl Vivace {
         });
     }
 
-    fn judge(&self, mi: &Mi) -> Judged {
+    fn judge(&mut self, mi: &Mi) -> Judged {
         // x: the rate the MI achieved sending (`PCC::utility`), every
         // transmission counted; L: its new segments' first losses.
         let sent = mi.seq_end.wrapping_sub(mi.seq_start);
@@ -400,14 +403,12 @@ impl Vivace {
         // at a few packets per RTT. (The code meant 50 packets over all of
         // START, but never decrements the allowance on this branch; the
         // paper's results come from the code.) An MI losing more is
-        // judged on its losses less 50, once.
-        if mi.role == Role::Tracked && self.start_allowance > 0 {
-            if lost <= START_LOSS_ALLOWANCE {
-                lost = 0;
-            } else {
-                lost -= START_LOSS_ALLOWANCE;
-                // Judged below with the allowance spent.
+        // judged on its losses less 50, and ends the forgiveness.
+        if mi.role == Role::Tracked && self.start_forgiving {
+            if lost > START_LOSS_ALLOWANCE {
+                self.start_forgiving = false;
             }
+            lost = lost.saturating_sub(START_LOSS_ALLOWANCE);
             if gradient.abs() < START_GRADIENT_FLOOR {
                 gradient = 0.0;
             }
@@ -429,9 +430,6 @@ impl Vivace {
 
     /// `onMonitorEnds` for one MI whose segments are all acknowledged.
     fn on_mi_judged(&mut self, mi: &Mi, j: Judged) {
-        if mi.role == Role::Tracked && mi.lost.min(j.sent) > START_LOSS_ALLOWANCE {
-            self.start_allowance = 0;
-        }
         self.last_utility_out = j.utility;
         if let Some(r) = mi.rtt.mean_rtt() {
             self.rtt_est = Some(r);
@@ -439,8 +437,7 @@ impl Vivace {
         // Emergency stop: over half of an MI lost halves the rate, once
         // per MI started after the last stop.
         if j.sent > 0 && j.lost as f64 > EMERGENCY_LOSS * j.sent as f64 && mi.stops == self.stops {
-            self.base_mbps = (self.base_mbps / 2.0).max(MIN_RATE_MBPS);
-            self.rate_mbps = self.base_mbps;
+            self.set_base((self.base_mbps / 2.0).max(MIN_RATE_MBPS));
             self.stops += 1;
             self.restart_search();
             return;
@@ -452,8 +449,7 @@ impl Vivace {
             (Mode::Start, Role::Tracked) => {
                 self.tracking = false;
                 if j.utility < self.last_utility {
-                    self.base_mbps /= 2.0;
-                    self.rate_mbps = self.base_mbps;
+                    self.set_base(self.base_mbps / 2.0);
                     self.restart_search();
                 }
                 self.last_utility = j.utility;
@@ -464,32 +460,25 @@ impl Vivace {
                     self.decide_probes();
                 }
             }
-            (Mode::Recording, Role::Reference) => {
-                self.reference = Some(j);
-                self.reference_pending = false;
-            }
+            (Mode::Recording, Role::Reference) => self.reference = Some(j),
             (Mode::Moving, Role::Reference) => {
                 self.reference = Some(j);
-                self.reference_pending = false;
                 self.moving_step();
             }
             (Mode::Moving, Role::Target) => {
                 self.target = Some(j);
-                self.target_pending = false;
                 self.moving_step();
             }
             _ => {}
         }
     }
 
-    /// Back to probing at the current centre rate; pending MIs no longer count.
+    /// Back to probing at the current centre rate; pending MIs no longer
+    /// count (a new epoch).
     fn restart_search(&mut self) {
         self.mode = Mode::Search;
         self.epoch += 1;
         self.tracking = false;
-        self.target_started = false;
-        self.target_pending = false;
-        self.reference_pending = false;
     }
 
     /// All probes judged: vote, then step or move (`onMonitorEnds`, RECORDING).
@@ -531,24 +520,23 @@ impl Vivace {
             self.restart_search();
             return;
         }
-        let r_up = self.base_mbps * (1.0 + self.probe_eps);
-        let r_down = self.base_mbps * (1.0 - self.probe_eps);
+        // Every pair probes the same two rates.
+        let (r_down, r_up) = (
+            self.probes[0].min(self.probes[1]),
+            self.probes[0].max(self.probes[1]),
+        );
         let change = self.decide(u_down / n, u_up / n, r_down, r_up);
         if change / self.base_mbps <= MOVING_THRESHOLD {
-            self.base_mbps += change;
-            self.rate_mbps = self.base_mbps.max(MIN_RATE_MBPS * (1.0 - self.probe_eps));
+            self.set_base(self.base_mbps + change);
             self.restart_search();
         } else {
             // Move: the reference is the latest MI at the centre rate.
             let reference_rate = self.base_mbps;
-            self.base_mbps += change;
-            self.rate_mbps = self.base_mbps;
+            self.set_base(self.base_mbps + change);
             self.moving_change = change;
             self.mode = Mode::Moving;
             self.target = None;
-            self.target_started = false;
-            self.target_pending = false;
-            if self.reference.is_none() && !self.reference_pending {
+            if self.reference.is_none() && !self.pending(Role::Reference) {
                 // No MI at the centre rate yet: the winning probes stand in.
                 self.reference = Some(Judged {
                     rate_mbps: reference_rate,
@@ -561,7 +549,7 @@ impl Vivace {
 
     /// MOVING: once the reference and the target are judged (`onMonitorEnds`).
     fn moving_step(&mut self) {
-        if self.reference_pending || self.target_pending || !self.target_started {
+        if self.pending(Role::Reference) {
             return;
         }
         let (Some(r), Some(t)) = (self.reference, self.target) else {
@@ -574,21 +562,17 @@ impl Vivace {
         let change = self.decide(r.utility, t.utility, r.rate_mbps, t.rate_mbps);
         if change * self.moving_change <= 0.0 {
             // The utility turned: step back and probe.
-            self.base_mbps = (self.base_mbps + change).max(MIN_RATE_MBPS);
-            self.rate_mbps = self.base_mbps;
+            self.set_base((self.base_mbps + change).max(MIN_RATE_MBPS));
             self.restart_search();
         } else if change / self.base_mbps <= MOVING_THRESHOLD {
-            self.base_mbps += change;
-            self.rate_mbps = self.base_mbps;
+            self.set_base(self.base_mbps + change);
             self.trend = 2;
             self.restart_search();
         } else {
             // Keep moving: the target becomes the reference.
             self.reference = Some(t);
             self.target = None;
-            self.target_started = false;
-            self.base_mbps += change;
-            self.rate_mbps = self.base_mbps;
+            self.set_base(self.base_mbps + change);
             self.moving_change = change;
         }
     }
@@ -695,8 +679,6 @@ impl CongestionControl for Vivace {
             mi.seq_end = conn.snd_nxt;
             mi.segs_out_end = conn.data_segs_out;
             self.start_mi(now, conn);
-        } else if self.mis.is_empty() {
-            self.start_mi(now, conn);
         }
         self.set_cwnd(conn.srtt);
         AckOutcome::default()
@@ -725,8 +707,7 @@ impl CongestionControl for Vivace {
         // (PCC-Kernel's PCC_LOSS); halve the rate and probe again (the UDT
         // code's `onTimeout`).
         if to == CaState::Loss && self.mode != Mode::Search {
-            self.base_mbps = (self.base_mbps / 2.0).max(MIN_RATE_MBPS);
-            self.rate_mbps = self.base_mbps;
+            self.set_base((self.base_mbps / 2.0).max(MIN_RATE_MBPS));
             self.mis.clear();
             self.restart_search();
             self.set_cwnd(conn.srtt);

@@ -98,6 +98,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     cf.add_argument("--part", metavar="K/N", help="run only part K of N of the selected cells")
     cf.add_argument("--sim-only", action="store_true", help="run only the simulator's side (no root needed)")
+    cf.add_argument(
+        "--kernel",
+        metavar="FILE",
+        help="judge against the kernel runs recorded in FILE (a kernel.parquet of an earlier run, "
+        "e.g. conformance/kernel.parquet) instead of running the kernel; no root needed",
+    )
     cf.add_argument("--list", action="store_true", help="list the cells and exit")
 
     lx = sub.add_parser("linux", help="Linux backend utilities")
@@ -575,9 +581,10 @@ def _parse_part(text: str | None) -> tuple[int, int] | None:
 
 
 def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .conformance import load_matrix, run_conformance, select
+    from .conformance import load_kernel_reference, load_matrix, run_conformance, select
 
     matrix = load_matrix(args.matrix)
+    reference = load_kernel_reference(args.kernel) if args.kernel is not None else None
     part = _parse_part(args.part)
     cells = select(matrix.cells, args.group, part)
     if not cells:
@@ -587,7 +594,7 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             out.print(f"{c.id}\t{c.label()}")
         out.print(f"{len(cells)} of {len(matrix.cells)} cells")
         return 0
-    if not args.sim_only:
+    if not args.sim_only and reference is None:
         from .linux.backend import preflight
 
         preflight()
@@ -597,14 +604,18 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             args.out,
             groups=args.group,
             part=part,
-            linux=not args.sim_only,
+            linux=not args.sim_only and reference is None,
+            reference=reference,
             progress=lambda m: st.update(escape(m)),
         )
     f = conf.flows
     n = len(f)
     ok = int(f["agree"].sum()) if n else 0
     ncells = conf.frame["cell"].nunique() if n else 0
-    out.print(f"{ok} of {n} flows agree ({ok / n if n else 0:.1%}) in {ncells} cells")
+    out.print(
+        f"{ok} of {n} flows agree ({ok / n if n else 0:.1%}) in {ncells} cells "
+        f"({len(matrix.cells) - ncells} of the matrix's {len(matrix.cells)} cells without all their runs)"
+    )
     bad = f[~f["agree"].astype(bool)] if n else f
     for _, r in bad.head(30).iterrows():
         out.print(

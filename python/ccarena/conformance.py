@@ -42,6 +42,17 @@ re-runs only the simulator's side, and ``--part K/N``
 runs one N-th of the cells (in a fixed order), for running a large matrix
 in parts. The table, the figure and the report cover every cell whose runs
 are all there.
+
+Kernel reference. Every conformance run also writes ``kernel.parquet``: the
+judged values of every kernel run it used, one row per run and flow, keyed
+by ``kernel_hash`` (with the kernel release and the generator revision).
+``--kernel FILE`` reads such a table instead of running the kernel: the
+simulator's side is run and judged against the recorded kernel runs, with
+no root and no Linux backend. ``conformance/kernel.parquet`` is the shipped
+reference for the shipped matrix (docs/validation.md says on which machine,
+kernel and date it was recorded). A cell whose scenario changed since the
+reference was recorded has a different ``kernel_hash`` and is reported as
+missing, never judged against another scenario's runs.
 """
 
 from __future__ import annotations
@@ -68,12 +79,16 @@ from .store import is_complete, write_bytes_atomic
 from .sweep import derive_seed, expand, parse_sweep
 
 __all__ = [
+    "KERNEL_COLUMNS",
+    "KernelRun",
     "METRICS",
     "TOLERANCE",
     "Cell",
     "Matrix",
     "agreement",
     "flow_values",
+    "kernel_table",
+    "load_kernel_reference",
     "load_matrix",
     "run_conformance",
 ]
@@ -226,6 +241,122 @@ def run_dir(out: Path, scn: Scenario, backend: str) -> Path:
     return out / "runs" / scn.hash[:16]
 
 
+#: The columns of a kernel reference table (``kernel.parquet``) besides the
+#: judged metrics: which run of which cell, and on what it ran.
+KERNEL_COLUMNS = (
+    "kernel_hash",
+    "cell",
+    "repeat",
+    "seed",
+    "trustworthy",
+    "kernel",
+    "generator",
+    "ccarena_version",
+    "flow",
+    "cc",
+    "rtt_ms",
+)
+
+@dataclass(frozen=True)
+class KernelRun:
+    """One kernel run as the judge sees it: whether its self-checks passed,
+    its flows' judged values, and on what it ran."""
+
+    trustworthy: bool
+    values: pd.DataFrame = field(repr=False)
+    kernel: str = ""
+    generator: int = GENERATOR_REVISION
+    ccarena_version: str = ""
+
+    @classmethod
+    def load(cls, d: Path) -> KernelRun:
+        res = Results.load(d)
+        linux = res.meta.get("linux", {})
+        return cls(
+            bool(res.summary["trustworthy"].iloc[0]),
+            flow_values(res),
+            str(linux.get("kernel", res.meta.get("kernel", ""))),
+            int(linux.get("generator", GENERATOR_REVISION)),
+            str(res.meta.get("ccarena_version", "")),
+        )
+
+
+def _kernel_run(out: Path, scn: Scenario, reference: dict[str, KernelRun] | None) -> KernelRun | None:
+    """A kernel run of ``scn``: the one under ``out`` if there, else the
+    reference's, else None."""
+    d = run_dir(out, scn, "linux")
+    if is_complete(d):
+        return KernelRun.load(d)
+    if reference is not None:
+        return reference.get(kernel_hash(scn))
+    return None
+
+
+def kernel_table(
+    matrix: Matrix, cells: Sequence[Cell], out: Path, reference: dict[str, KernelRun] | None = None
+) -> pd.DataFrame:
+    """The kernel reference table of the given cells: every kernel run there
+    (under ``out``, or in ``reference``), one row per run and flow."""
+    frames = []
+    for cell in cells:
+        for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
+            scn = cell.with_seed(seed)
+            run = _kernel_run(out, scn, reference)
+            if run is None:
+                continue
+            f = run.values.copy()
+            head = {
+                "kernel_hash": kernel_hash(scn),
+                "cell": cell.id,
+                "repeat": r,
+                "seed": seed,
+                "trustworthy": run.trustworthy,
+                "kernel": run.kernel,
+                "generator": run.generator,
+                "ccarena_version": run.ccarena_version,
+            }
+            for i, (k, v) in enumerate(head.items()):
+                f.insert(i, k, v)
+            frames.append(f)
+    if not frames:
+        return pd.DataFrame(columns=[*KERNEL_COLUMNS, *METRICS])
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_kernel_reference(path: str | Path) -> dict[str, KernelRun]:
+    """Read a kernel reference table (``kernel.parquet``) into kernel runs by
+    ``kernel_hash``. Raises ``ScenarioError`` (one line) on a file that is
+    not one."""
+    import pyarrow.parquet as pq
+
+    source = str(path)
+    try:
+        frame = pq.read_table(path).to_pandas()
+    except (OSError, ValueError) as e:
+        raise _fail(source, "", f"not a readable Parquet file ({e.__class__.__name__})") from None
+    needed = [c for c in (*KERNEL_COLUMNS, *METRICS) if c not in frame.columns]
+    if needed:
+        raise _fail(
+            source, needed[0], "missing column: expected a kernel.parquet written by ccarena conformance"
+        )
+    runs: dict[str, KernelRun] = {}
+    for h, g in frame.groupby("kernel_hash", sort=False):
+        trusted = g["trustworthy"].astype(bool)
+        if trusted.nunique() != 1:
+            raise _fail(source, "trustworthy", f"run {h}: differs between its flows")
+        values = g[["flow", "cc", "rtt_ms", *METRICS]].reset_index(drop=True)
+        values["flow"] = values["flow"].astype(int)
+        first = g.iloc[0]
+        runs[str(h)] = KernelRun(
+            bool(trusted.iloc[0]),
+            values,
+            str(first["kernel"]),
+            int(first["generator"]),
+            str(first["ccarena_version"]),
+        )
+    return runs
+
+
 def flow_values(res: Results) -> pd.DataFrame:
     """The judged metrics of every flow of one run that started (the Linux
     tables list a flow that never connected, with no segment counts; the
@@ -299,10 +430,12 @@ def _run_cell(
             execute_linux(scn, d)
 
 
-def collect(matrix: Matrix, cells: Sequence[Cell], out: Path) -> pd.DataFrame:
+def collect(
+    matrix: Matrix, cells: Sequence[Cell], out: Path, reference: dict[str, KernelRun] | None = None
+) -> pd.DataFrame:
     """One row per cell, flow and metric, for every cell whose runs are all
-    there: the simulator's and the kernel's mean, min and max, the allowance
-    and the verdict."""
+    there (the kernel's under ``out`` or in ``reference``): the simulator's
+    and the kernel's mean, min and max, the allowance and the verdict."""
     rows: list[dict[str, Any]] = []
     for cell in cells:
         sims, lins, untrusted = [], [], 0
@@ -314,14 +447,13 @@ def collect(matrix: Matrix, cells: Sequence[Cell], out: Path) -> pd.DataFrame:
             sims.append(flow_values(Results.load(d)))
         else:
             for seed in cell.seeds(matrix.linux_repeats):
-                d = run_dir(out, cell.with_seed(seed), "linux")
-                if not is_complete(d):
+                run = _kernel_run(out, cell.with_seed(seed), reference)
+                if run is None:
                     break
-                res = Results.load(d)
-                if not bool(res.summary["trustworthy"].iloc[0]):
+                if not run.trustworthy:
                     untrusted += 1
                     continue
-                lins.append(flow_values(res))
+                lins.append(run.values)
             else:
                 # A flow that started in only some runs (successive sized
                 # flows near the end) is judged on the runs that have it.
@@ -499,6 +631,15 @@ def report(matrix: Matrix, frame: pd.DataFrame, out: Path, figure: Path | None) 
     return path
 
 
+def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tmp = path.parent / f".{path.name}.tmp"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp, compression="zstd")
+    tmp.replace(path)
+
+
 @dataclass
 class Conformance:
     matrix: Matrix
@@ -524,12 +665,15 @@ def run_conformance(
     groups: Sequence[str] = (),
     part: tuple[int, int] | None = None,
     linux: bool = True,
+    reference: dict[str, KernelRun] | None = None,
     figure: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> Conformance:
-    """Run the selected cells (skipping runs already there), then judge
-    every cell of the matrix whose runs are complete and write
-    ``conformance.parquet``, ``flows.csv``, ``conformance.png`` and
+    """Run the selected cells (skipping runs already there; the kernel's
+    only with ``linux``), then judge every cell of the matrix whose runs
+    are complete, under ``out`` or in the kernel ``reference``
+    (``load_kernel_reference``), and write ``conformance.parquet``,
+    ``kernel.parquet``, ``flows.csv``, ``conformance.png`` and
     ``report.html`` into ``out``."""
     say = progress or (lambda m: None)
     out = Path(out)
@@ -538,14 +682,10 @@ def run_conformance(
     for k, cell in enumerate(chosen):
         say(f"[{k + 1}/{len(chosen)}] {cell.id} {cell.label()}")
         _run_cell(cell, out, matrix, linux=linux, say=say)
-    frame = collect(matrix, matrix.cells, out)
+    frame = collect(matrix, matrix.cells, out, reference)
     flows = flow_verdicts(frame)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    tmp = out / ".conformance.parquet.tmp"
-    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp, compression="zstd")
-    tmp.replace(out / "conformance.parquet")
+    _write_parquet(frame, out / "conformance.parquet")
+    _write_parquet(kernel_table(matrix, matrix.cells, out, reference), out / "kernel.parquet")
     write_bytes_atomic(out / "flows.csv", flows.to_csv(index=False).encode())
     fig = plot(frame, out / "conformance.png") if figure and not frame.empty else None
     rep = report(matrix, frame, out, fig)

@@ -257,6 +257,7 @@ KERNEL_COLUMNS = (
     "rtt_ms",
 )
 
+
 @dataclass(frozen=True)
 class KernelRun:
     """One kernel run as the judge sees it: whether its self-checks passed,

@@ -80,10 +80,10 @@ from .sweep import derive_seed, expand, parse_sweep
 
 __all__ = [
     "KERNEL_COLUMNS",
-    "KernelRun",
     "METRICS",
     "TOLERANCE",
     "Cell",
+    "KernelRun",
     "Matrix",
     "agreement",
     "flow_values",

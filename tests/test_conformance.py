@@ -137,12 +137,12 @@ def test_a_bad_kernel_reference_is_one_line(tmp_path, capsys):
     bad = tmp_path / "k.parquet"
     bad.write_text("not parquet")
     out = tmp_path / "out"
-    assert main(["conformance", str(CI), "--kernel", str(bad), "--out", str(out)]) == 2
+    assert main(["conformance", str(CI), "--sim-only", "--kernel", str(bad), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(bad) in err and "Parquet" in err
     assert not out.exists()
     pd.DataFrame({"kernel_hash": ["x"], "flow": [0]}).to_parquet(bad)
-    assert main(["conformance", str(CI), "--kernel", str(bad), "--out", str(out)]) == 2
+    assert main(["conformance", str(CI), "--sim-only", "--kernel", str(bad), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "missing column" in err
     assert not out.exists()

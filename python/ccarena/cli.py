@@ -101,8 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     cf.add_argument(
         "--kernel",
         metavar="FILE",
-        help="judge against the kernel runs recorded in FILE (a kernel.parquet of an earlier run, "
-        "e.g. conformance/kernel.parquet) instead of running the kernel; no root needed",
+        help="reuse the kernel runs recorded in FILE (a kernel.parquet of an earlier run, e.g. "
+        "conformance/kernel.parquet) instead of running them again; with --sim-only, no root needed",
     )
     cf.add_argument("--list", action="store_true", help="list the cells and exit")
 
@@ -594,7 +594,7 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             out.print(f"{c.id}\t{c.label()}")
         out.print(f"{len(cells)} of {len(matrix.cells)} cells")
         return 0
-    if not args.sim_only and reference is None:
+    if not args.sim_only:
         from .linux.backend import preflight
 
         preflight()
@@ -604,7 +604,7 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             args.out,
             groups=args.group,
             part=part,
-            linux=not args.sim_only and reference is None,
+            linux=not args.sim_only,
             reference=reference,
             progress=lambda m: st.update(escape(m)),
         )

@@ -46,9 +46,12 @@ are all there.
 Kernel reference. Every conformance run also writes ``kernel.parquet``: the
 judged values of every kernel run it used, one row per run and flow, keyed
 by ``kernel_hash`` (with the kernel release and the generator revision).
-``--kernel FILE`` reads such a table instead of running the kernel: the
-simulator's side is run and judged against the recorded kernel runs, with
-no root and no Linux backend. ``conformance/kernel.parquet`` is the shipped
+``--kernel FILE`` reuses the kernel runs such a table holds instead of
+running them again: with ``--sim-only`` the simulator's side is run and
+judged against the recorded kernel runs, with no root and no Linux
+backend; without it, only the kernel runs the table lacks are run (a
+raised ``linux_repeats``, a new cell), and every row of the new
+``kernel.parquet`` says on which kernel its run was made. ``conformance/kernel.parquet`` is the shipped
 reference for the shipped matrix (docs/validation.md says on which machine,
 kernel and date it was recorded). A cell whose scenario changed since the
 reference was recorded has a different ``kernel_hash`` and is reported as
@@ -414,6 +417,7 @@ def _run_cell(
     matrix: Matrix,
     *,
     linux: bool,
+    reference: dict[str, KernelRun] | None,
     say: Callable[[str], None],
 ) -> None:
     for seed in cell.seeds(matrix.sim_seeds):
@@ -426,7 +430,7 @@ def _run_cell(
     for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
         scn = cell.with_seed(seed)
         d = run_dir(out, scn, "linux")
-        if not is_complete(d):
+        if not is_complete(d) and (reference is None or kernel_hash(scn) not in reference):
             say(f"{cell.id} linux {r + 1}/{matrix.linux_repeats}")
             execute_linux(scn, d)
 
@@ -670,8 +674,8 @@ def run_conformance(
     figure: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> Conformance:
-    """Run the selected cells (skipping runs already there; the kernel's
-    only with ``linux``), then judge every cell of the matrix whose runs
+    """Run the selected cells (skipping runs already there, and kernel runs
+    the ``reference`` holds; the kernel's only with ``linux``), then judge every cell of the matrix whose runs
     are complete, under ``out`` or in the kernel ``reference``
     (``load_kernel_reference``), and write ``conformance.parquet``,
     ``kernel.parquet``, ``flows.csv``, ``conformance.png`` and
@@ -682,7 +686,7 @@ def run_conformance(
     chosen = select(matrix.cells, groups, part)
     for k, cell in enumerate(chosen):
         say(f"[{k + 1}/{len(chosen)}] {cell.id} {cell.label()}")
-        _run_cell(cell, out, matrix, linux=linux, say=say)
+        _run_cell(cell, out, matrix, linux=linux, reference=reference, say=say)
     frame = collect(matrix, matrix.cells, out, reference)
     flows = flow_verdicts(frame)
     _write_parquet(frame, out / "conformance.parquet")

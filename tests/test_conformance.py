@@ -133,6 +133,45 @@ def test_sim_only_runs_resume_and_judge_nothing(tmp_path):
     assert {r.name: r.stat().st_mtime_ns for r in sorted((tmp_path / "out" / "runs").iterdir())} == before
 
 
+def test_the_simulator_runs_with_the_hosts_the_kernel_runs_measured():
+    """A cell's simulator side draws its turnarounds from the mean of its
+    kernel runs' tables; the kernel's identity does not depend on it."""
+    from ccarena.conformance import HostTable, kernel_hash
+
+    sender = [10.0 + k for k in range(18)]
+    receiver = [20.0 + 2 * k for k in range(18)]
+    t = HostTable.of({"sender_us": sender, "receiver_us": receiver})
+    assert t == HostTable(tuple(sender), tuple(receiver))
+    # Paced senders: no sender samples; the sender side takes the receiver's.
+    paced = HostTable.of({"sender_us": None, "receiver_us": receiver})
+    assert paced == HostTable(tuple(receiver), tuple(receiver))
+    assert HostTable.of({"sender_us": sender, "receiver_us": None}) is None
+    assert HostTable.of(None) is None
+    u = HostTable(tuple(x + 1.05 for x in sender), tuple(receiver))
+    m = HostTable.mean([t, u])
+    assert m is not None and m.sender_us[0] == 10.5 and m.receiver_us == tuple(receiver)
+    assert HostTable.mean([]) is None
+
+    cell = load_matrix(CI).cells[0]
+    plain, measured = cell.with_seed(7), cell.with_seed(7, m)
+    table = measured.normalized["hosts"]["latency"]["table"]
+    assert table["sender_ns"] == [round(x * 1e3) for x in m.sender_us]
+    assert table["receiver_ns"] == [round(x * 1e3) for x in m.receiver_us]
+    assert plain.normalized["hosts"]["latency"] == "measured"
+    assert measured.hash != plain.hash
+    assert kernel_hash(measured) == kernel_hash(plain)
+
+
+def test_sim_hosts_must_be_kernel_or_shipped(tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text(CI.read_text().replace("sim_seeds = 5", 'sim_seeds = 5\nsim_hosts = "mine"'))
+    with pytest.raises(ScenarioError) as e:
+        load_matrix(p)
+    assert "sim_hosts" in str(e.value) and "kernel, shipped" in str(e.value)
+    p.write_text(CI.read_text().replace("sim_seeds = 5", 'sim_seeds = 5\nsim_hosts = "shipped"'))
+    assert load_matrix(p).sim_hosts == "shipped"
+
+
 def test_a_bad_kernel_reference_is_one_line(tmp_path, capsys):
     bad = tmp_path / "k.parquet"
     bad.write_text("not parquet")

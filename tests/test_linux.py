@@ -6,6 +6,7 @@ ccarena-emu``). The whole set takes about a minute."""
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
 import os
@@ -128,6 +129,28 @@ def test_linux_run_is_recorded_like_a_sim_run(compared):
         assert not math.isnan(float(lx.summary[col].iloc[0])), col
     again = Results.load(lx.path)
     assert again.meta["linux"]["self_check"]["lateness_p50_us"] is not None
+
+
+def test_a_linux_run_measures_its_hosts_turnarounds(compared):
+    """The bottleneck's turnaround meter: the simulator's [hosts] table
+    (18 percentiles a side, non-decreasing) of this run's hosts, which the
+    simulator accepts as its own table."""
+    from ccarena._core import host_percentiles
+
+    comp, _ = compared
+    lx = comp.results["linux"]
+    t = lx.meta["linux"]["turnarounds"]
+    # ONE_CUBIC's sender paces (sch_fq): only the receiver side is measured.
+    assert t["sender_us"] is None and t["sender_n"] == 0
+    r = t["receiver_us"]
+    assert len(r) == len(host_percentiles()) and t["receiver_n"] > 1000
+    assert all(a <= b for a, b in itertools.pairwise(r))
+    assert 1.0 < float(lx.summary["host_receiver_p50_us"].iloc[0]) < 1000.0
+    assert float(lx.summary["host_receiver_p50_us"].iloc[0]) == r[host_percentiles().index(50.0)]
+    sim = Scenario.from_dict(
+        {**ONE_CUBIC, "duration": "1s", "hosts": {"latency": {"sender_us": r, "receiver_us": r}}}
+    )
+    assert sim.normalized["hosts"]["latency"]["table"]["receiver_ns"][0] == round(r[0] * 1e3)
 
 
 def test_compare_writes_table_and_figure(compared):

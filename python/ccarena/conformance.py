@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._core import host_percentiles
 from .linux import execute as execute_linux
 from .linux.gen import REVISION as GENERATOR_REVISION
 from .results import Results
@@ -109,7 +110,13 @@ TOLERANCE: dict[str, tuple[float, float]] = {
     "fct_s": (0.05, 0.10),
 }
 METRICS = list(TOLERANCE)
-MATRIX_KEYS = ("description", "duration", "linux_repeats", "sim_seeds", "tolerance", "group")
+#: Index of the median in a turnaround table.
+PCT_MEDIAN = host_percentiles().index(50.0)
+MATRIX_KEYS = ("description", "duration", "linux_repeats", "sim_seeds", "sim_hosts", "tolerance", "group")
+#: Where the simulator's host turnarounds (``[hosts] latency``) come from:
+#: the table the cell's kernel runs measured (the bottleneck's turnaround
+#: meter), or the shipped one.
+SIM_HOSTS = ("kernel", "shipped")
 GROUP_KEYS = ("name", "scenario", "sweep", "description")
 
 
@@ -133,8 +140,47 @@ class Cell:
         base = int(self.scenario.normalized["seed"])
         return [derive_seed(base, r) for r in range(n)]
 
-    def with_seed(self, seed: int) -> Scenario:
-        return Scenario.from_dict(self.scenario.raw, source=self.scenario.source, overrides=[f"seed={seed}"])
+    def with_seed(self, seed: int, hosts: HostTable | None = None) -> Scenario:
+        """The cell's scenario at ``seed``; with ``hosts``, its hosts'
+        turnarounds drawn from that table."""
+        doc = self.scenario.raw
+        if hosts is not None:
+            doc = {**doc, "hosts": {**doc.get("hosts", {}), "latency": hosts.latency()}}
+        return Scenario.from_dict(doc, source=self.scenario.source, overrides=[f"seed={seed}"])
+
+
+@dataclass(frozen=True)
+class HostTable:
+    """A hosts' turnaround table as the Linux backend's bottleneck measures
+    it (us at the simulator's percentiles, ``[hosts] latency``)."""
+
+    sender_us: tuple[float, ...]
+    receiver_us: tuple[float, ...]
+
+    @classmethod
+    def of(cls, doc: Any) -> HostTable | None:
+        """From a run's ``linux.turnarounds``: None without receiver samples.
+        Where every sender paces (the data after an ACK waits for the pacing
+        timer, so the bottleneck measures no sender turnaround) the sender
+        side takes the receiver's: the two sides' medians differ by 1-3 us
+        where both are measured (docs/validation.md)."""
+        if not isinstance(doc, dict) or not doc.get("receiver_us"):
+            return None
+        receiver = tuple(map(float, doc["receiver_us"]))
+        sender = tuple(map(float, doc["sender_us"])) if doc.get("sender_us") else receiver
+        return cls(sender, receiver)
+
+    @classmethod
+    def mean(cls, tables: Sequence[HostTable]) -> HostTable | None:
+        """Percentile by percentile, rounded to 0.1 us; None for no tables."""
+        if not tables:
+            return None
+        s = np.mean([t.sender_us for t in tables], axis=0)
+        r = np.mean([t.receiver_us for t in tables], axis=0)
+        return cls(tuple(round(float(x), 1) for x in s), tuple(round(float(x), 1) for x in r))
+
+    def latency(self) -> dict[str, list[float]]:
+        return {"sender_us": list(self.sender_us), "receiver_us": list(self.receiver_us)}
 
 
 @dataclass
@@ -145,6 +191,7 @@ class Matrix:
     sim_seeds: int
     tolerance: dict[str, tuple[float, float]]
     cells: list[Cell]
+    sim_hosts: str = "kernel"
 
 
 def _fail(source: str, where: str, what: str) -> ScenarioError:
@@ -168,6 +215,9 @@ def load_matrix(path: str | Path) -> Matrix:
             raise _fail(source, k, f"unknown field; expected one of {', '.join(MATRIX_KEYS)}")
     linux_repeats = _count(doc, "linux_repeats", 3, 1, 100, source)
     sim_seeds = _count(doc, "sim_seeds", 5, 1, 1000, source)
+    sim_hosts = doc.get("sim_hosts", "kernel")
+    if sim_hosts not in SIM_HOSTS:
+        raise _fail(source, "sim_hosts", f"{sim_hosts!r}: expected one of {', '.join(SIM_HOSTS)}")
     tol = dict(TOLERANCE)
     raw_tol = doc.get("tolerance", {})
     if not isinstance(raw_tol, dict):
@@ -209,7 +259,7 @@ def load_matrix(path: str | Path) -> Matrix:
             raise _fail(source, f"{where}.{e.path}" if e.path else where, e.message) from None
         for p in points:
             cells.append(Cell(name, p.index, p.values, p.scenario))
-    return Matrix(source, str(doc.get("description", "")), linux_repeats, sim_seeds, tol, cells)
+    return Matrix(source, str(doc.get("description", "")), linux_repeats, sim_seeds, tol, cells, sim_hosts)
 
 
 def select(
@@ -255,6 +305,8 @@ KERNEL_COLUMNS = (
     "kernel",
     "generator",
     "ccarena_version",
+    "host_sender_us",
+    "host_receiver_us",
     "flow",
     "cc",
     "rtt_ms",
@@ -271,6 +323,9 @@ class KernelRun:
     kernel: str = ""
     generator: int = GENERATOR_REVISION
     ccarena_version: str = ""
+    #: The hosts' turnarounds the run measured (None for runs made before
+    #: the bottleneck measured them).
+    hosts: HostTable | None = None
 
     @classmethod
     def load(cls, d: Path) -> KernelRun:
@@ -282,6 +337,7 @@ class KernelRun:
             str(linux.get("kernel", res.meta.get("kernel", ""))),
             int(linux.get("generator", GENERATOR_REVISION)),
             str(res.meta.get("ccarena_version", "")),
+            HostTable.of(linux.get("turnarounds")),
         )
 
 
@@ -318,6 +374,8 @@ def kernel_table(
                 "kernel": run.kernel,
                 "generator": run.generator,
                 "ccarena_version": run.ccarena_version,
+                "host_sender_us": list(run.hosts.sender_us) if run.hosts else None,
+                "host_receiver_us": list(run.hosts.receiver_us) if run.hosts else None,
             }
             for i, (k, v) in enumerate(head.items()):
                 f.insert(i, k, v)
@@ -351,12 +409,18 @@ def load_kernel_reference(path: str | Path) -> dict[str, KernelRun]:
         values = g[["flow", "cc", "rtt_ms", *METRICS]].reset_index(drop=True)
         values["flow"] = values["flow"].astype(int)
         first = g.iloc[0]
+        hosts = None
+        if first["host_sender_us"] is not None and first["host_receiver_us"] is not None:
+            hosts = HostTable(
+                tuple(map(float, first["host_sender_us"])), tuple(map(float, first["host_receiver_us"]))
+            )
         runs[str(h)] = KernelRun(
             bool(trusted.iloc[0]),
             values,
             str(first["kernel"]),
             int(first["generator"]),
             str(first["ccarena_version"]),
+            hosts,
         )
     return runs
 
@@ -411,6 +475,29 @@ def _overlap(sim: Sequence[float], linux: Sequence[float], allow: float) -> bool
     return bool(min(s) <= max(k) + allow and max(s) >= min(k) - allow)
 
 
+def cell_hosts(matrix: Matrix, runs: Sequence[KernelRun]) -> HostTable | None:
+    """The turnaround table the simulator's side of a cell runs with: the
+    mean of what its trustworthy kernel runs measured (``sim_hosts =
+    "kernel"``), or None for the shipped table (``"shipped"``, or kernel
+    runs that measured none)."""
+    if matrix.sim_hosts == "shipped":
+        return None
+    return HostTable.mean([r.hosts for r in runs if r.trustworthy and r.hosts is not None])
+
+
+def _kernel_runs(
+    cell: Cell, out: Path, matrix: Matrix, reference: dict[str, KernelRun] | None
+) -> list[KernelRun] | None:
+    """Every kernel run of the cell, or None while any is missing."""
+    runs = []
+    for seed in cell.seeds(matrix.linux_repeats):
+        run = _kernel_run(out, cell.with_seed(seed), reference)
+        if run is None:
+            return None
+        runs.append(run)
+    return runs
+
+
 def _run_cell(
     cell: Cell,
     out: Path,
@@ -420,19 +507,22 @@ def _run_cell(
     reference: dict[str, KernelRun] | None,
     say: Callable[[str], None],
 ) -> None:
+    if linux:
+        for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
+            scn = cell.with_seed(seed)
+            d = run_dir(out, scn, "linux")
+            if not is_complete(d) and (reference is None or kernel_hash(scn) not in reference):
+                say(f"{cell.id} linux {r + 1}/{matrix.linux_repeats}")
+                execute_linux(scn, d)
+    # The simulator's side with the hosts the kernel runs measured (the
+    # shipped table until they are all there).
+    runs = _kernel_runs(cell, out, matrix, reference)
+    hosts = cell_hosts(matrix, runs) if runs is not None else None
     for seed in cell.seeds(matrix.sim_seeds):
-        scn = cell.with_seed(seed)
+        scn = cell.with_seed(seed, hosts)
         d = run_dir(out, scn, "sim")
         if not is_complete(d, scn.hash):
             execute_sim(scn, d)
-    if not linux:
-        return
-    for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
-        scn = cell.with_seed(seed)
-        d = run_dir(out, scn, "linux")
-        if not is_complete(d) and (reference is None or kernel_hash(scn) not in reference):
-            say(f"{cell.id} linux {r + 1}/{matrix.linux_repeats}")
-            execute_linux(scn, d)
 
 
 def collect(
@@ -443,64 +533,60 @@ def collect(
     and the kernel's mean, min and max, the allowance and the verdict."""
     rows: list[dict[str, Any]] = []
     for cell in cells:
-        sims, lins, untrusted = [], [], 0
+        runs = _kernel_runs(cell, out, matrix, reference)
+        if runs is None:
+            continue
+        lins = [r.values for r in runs if r.trustworthy]
+        untrusted = len(runs) - len(lins)
+        hosts = cell_hosts(matrix, runs)
+        sims = []
         for seed in cell.seeds(matrix.sim_seeds):
-            scn = cell.with_seed(seed)
+            scn = cell.with_seed(seed, hosts)
             d = run_dir(out, scn, "sim")
             if not is_complete(d, scn.hash):
                 break
             sims.append(flow_values(Results.load(d)))
-        else:
-            for seed in cell.seeds(matrix.linux_repeats):
-                run = _kernel_run(out, cell.with_seed(seed), reference)
-                if run is None:
-                    break
-                if not run.trustworthy:
-                    untrusted += 1
-                    continue
-                lins.append(run.values)
-            else:
-                # A flow that started in only some runs (successive sized
-                # flows near the end) is judged on the runs that have it.
-                flows = sorted(set().union(*(set(s["flow"]) for s in sims)))
-                for flow in flows:
-                    s_f = [s[s["flow"] == flow].iloc[0] for s in sims if (s["flow"] == flow).any()]
-                    l_f = [v[v["flow"] == flow].iloc[0] for v in lins if (v["flow"] == flow).any()]
-                    for m in METRICS:
-                        sv = [float(x[m]) for x in s_f]
-                        lv = [float(x[m]) for x in l_f]
-                        ok, allow = agreement(sv, lv, matrix.tolerance[m])
-                        if ok is None and all(math.isnan(x) for x in sv):
-                            continue  # a metric the flow does not have (FCT of a bulk flow)
-                        rows.append(
-                            {
-                                "cell": cell.id,
-                                "group": cell.group,
-                                "values": cell.label(),
-                                "flow": int(flow),
-                                "cc": str(s_f[0]["cc"]),
-                                "rtt_ms": float(s_f[0]["rtt_ms"]),
-                                "metric": m,
-                                "sim_mean": float(np.nanmean(sv)) if sv else math.nan,
-                                "sim_min": float(np.nanmin(sv)) if sv else math.nan,
-                                "sim_max": float(np.nanmax(sv)) if sv else math.nan,
-                                "linux_mean": float(np.nanmean(lv))
-                                if lv and not np.all(np.isnan(lv))
-                                else math.nan,
-                                "linux_min": float(np.nanmin(lv))
-                                if lv and not np.all(np.isnan(lv))
-                                else math.nan,
-                                "linux_max": float(np.nanmax(lv))
-                                if lv and not np.all(np.isnan(lv))
-                                else math.nan,
-                                "allowance": allow,
-                                "agree": ok,
-                                "overlap": _overlap(sv, lv, allow),
-                                "n_sim": len(sv),
-                                "n_linux": len(lv),
-                                "linux_untrusted": untrusted,
-                            }
-                        )
+        if len(sims) < matrix.sim_seeds:
+            continue
+        # A flow that started in only some runs (successive sized
+        # flows near the end) is judged on the runs that have it.
+        flows = sorted(set().union(*(set(s["flow"]) for s in sims)))
+        for flow in flows:
+            s_f = [s[s["flow"] == flow].iloc[0] for s in sims if (s["flow"] == flow).any()]
+            l_f = [v[v["flow"] == flow].iloc[0] for v in lins if (v["flow"] == flow).any()]
+            for m in METRICS:
+                sv = [float(x[m]) for x in s_f]
+                lv = [float(x[m]) for x in l_f]
+                ok, allow = agreement(sv, lv, matrix.tolerance[m])
+                if ok is None and all(math.isnan(x) for x in sv):
+                    continue  # a metric the flow does not have (FCT of a bulk flow)
+                rows.append(
+                    {
+                        "cell": cell.id,
+                        "group": cell.group,
+                        "values": cell.label(),
+                        "flow": int(flow),
+                        "cc": str(s_f[0]["cc"]),
+                        "rtt_ms": float(s_f[0]["rtt_ms"]),
+                        "metric": m,
+                        "sim_mean": float(np.nanmean(sv)) if sv else math.nan,
+                        "sim_min": float(np.nanmin(sv)) if sv else math.nan,
+                        "sim_max": float(np.nanmax(sv)) if sv else math.nan,
+                        "linux_mean": float(np.nanmean(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
+                        "linux_min": float(np.nanmin(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
+                        "linux_max": float(np.nanmax(lv)) if lv and not np.all(np.isnan(lv)) else math.nan,
+                        "allowance": allow,
+                        "agree": ok,
+                        "overlap": _overlap(sv, lv, allow),
+                        "n_sim": len(sv),
+                        "n_linux": len(lv),
+                        "linux_untrusted": untrusted,
+                        # The simulator's hosts: the median sender
+                        # turnaround of the kernel-measured table
+                        # it ran with (NaN: the shipped table).
+                        "sim_host_p50_us": hosts.sender_us[PCT_MEDIAN] if hosts else math.nan,
+                    }
+                )
     return pd.DataFrame(rows)
 
 

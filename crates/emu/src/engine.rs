@@ -5,6 +5,7 @@
 use crate::frame::{self, TcpFrame};
 use crate::pipeline::{Pipeline, Release};
 use crate::sys::{self, PacketSocket};
+use crate::turnaround::TurnaroundMeter;
 use ccarena_sim::metrics::collect::RunningStats;
 use ccarena_sim::metrics::hist::Histogram;
 use ccarena_sim::metrics::schema::QUEUE;
@@ -228,6 +229,7 @@ pub struct Engine {
     pinned: Option<bool>,
     start_tx_dropped: [u64; 2],
     trace: Option<BufWriter<File>>,
+    turnarounds: TurnaroundMeter,
 }
 
 const SENDERS: usize = 0;
@@ -260,6 +262,13 @@ impl Engine {
         };
         Ok(Engine {
             trace,
+            turnarounds: TurnaroundMeter::new(
+                cfg.scenario
+                    .flows
+                    .iter()
+                    .map(|f| f.sender_paces())
+                    .collect(),
+            ),
             cfg,
             socks,
             pipe,
@@ -308,6 +317,7 @@ impl Engine {
                     if let Some(w) = &mut self.trace {
                         trace_line(w, now, 'a', side, f, &t, now)?;
                     }
+                    self.turnarounds.arrived(side == SENDERS, f, &t, now.0);
                     let tag = self.store.put(data);
                     let pkt = t.to_packet(f, tag);
                     if side == SENDERS {
@@ -356,10 +366,12 @@ impl Engine {
                 }
                 self.c.last_ack[f] = Some(sent_at.0);
             }
-            if let Some(w) = &mut self.trace {
-                if let Some(t) = frame::parse(frame) {
+            if let Some(t) = frame::parse(frame) {
+                if let Some(w) = &mut self.trace {
                     trace_line(w, sent_at, 'r', side, pkt.flow, &t, due)?;
                 }
+                self.turnarounds
+                    .released(side == SENDERS, pkt.flow, &t, due.0);
             }
             self.store.release(tag);
             if ok {
@@ -536,6 +548,8 @@ impl Engine {
             "veth_tx_drops": tx_dropped[0] + tx_dropped[1],
             "frames_in_pipeline_at_end": self.store.live,
             "frames_in_pipeline_peak": self.store.peak,
+            // The hosts' turnarounds at the simulator's percentiles (`turnaround`).
+            "turnarounds": self.turnarounds.table(),
             "lateness_us": {
                 "count": h.count(),
                 "p50": us(h.quantile(0.50)),

@@ -14,3 +14,4 @@ pub mod engine;
 pub mod frame;
 pub mod pipeline;
 pub mod sys;
+pub mod turnaround;

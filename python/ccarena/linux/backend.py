@@ -478,6 +478,9 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
             "warnings": check["warnings"],
             "self_check": check["values"],
             "thresholds": check["thresholds"],
+            # The hosts' turnarounds the bottleneck measured, us at the
+            # simulator's percentiles (`[hosts] latency`'s table).
+            "turnarounds": raw["bottleneck"].get("turnarounds"),
             # When each flow's kernel counts (tcp_info) were read, s from the
             # run's start: a capture goes on until the socket closes.
             "counts_read_s": {str(f["flow"]): f.get("final_s") for f in raw["sender"]["flows"]},

@@ -101,6 +101,20 @@ pub enum PacingMode {
     None,
 }
 
+impl PacingMode {
+    /// Whether a sender in this mode paces, given whether its algorithm
+    /// asks for pacing (`SK_PACING_NEEDED`): sch_fq paces every flow at the
+    /// rate TCP sets, TCP's own timer only the flows that ask
+    /// (`tcp_needs_internal_pacing`).
+    pub fn paces(self, cc_wants_pacing: bool) -> bool {
+        match self {
+            PacingMode::Fq => true,
+            PacingMode::Internal => cc_wants_pacing,
+            PacingMode::None => false,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pacing {
     pub mode: PacingMode,
@@ -279,6 +293,23 @@ pub struct FlowSpec {
     /// route's and the reverse route's delays.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reverse_route: Vec<u32>,
+}
+
+impl FlowSpec {
+    /// Whether this flow's sender paces its packets (`PacingMode::paces`
+    /// with what its algorithm asks for).
+    pub fn sender_paces(&self) -> bool {
+        let init = crate::cc::signals::CcInit {
+            now: Time::ZERO,
+            mss: self.mss,
+            init_cwnd: self.init_cwnd,
+            srtt: None,
+            seed: 0,
+            ecn_enabled: self.ecn,
+        };
+        let wants = crate::cc::CongestionControl::wants_pacing(&self.cc.build(&init, self.id));
+        self.pacing.mode.paces(wants)
+    }
 }
 
 /// One link of a network: a queue (shaper and queue discipline, as the

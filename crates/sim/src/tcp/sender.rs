@@ -19,7 +19,7 @@ use crate::cc::{
 };
 use crate::metrics::collect::RunningStats;
 use crate::packet::{flags, Kind, Packet};
-use crate::scenario::{Pacing, PacingMode};
+use crate::scenario::Pacing;
 use crate::units::{Dur, Rate, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -328,11 +328,8 @@ impl Sender {
     }
 
     fn is_paced(&self) -> bool {
-        match self.cfg.pacing.mode {
-            PacingMode::Fq => true,
-            PacingMode::Internal => self.cc.as_ref().is_some_and(|c| c.wants_pacing()),
-            PacingMode::None => false,
-        }
+        let wants = self.cc.as_ref().is_some_and(|c| c.wants_pacing());
+        self.cfg.pacing.mode.paces(wants)
     }
 
     fn note_phase(&mut self, now: Time) {

@@ -1,0 +1,220 @@
+//! The hosts' turnarounds, measured in every run: what the simulator's
+//! `[hosts] latency` table holds (`ccarena_sim::net::host`), taken at the
+//! bottleneck as `scripts/host_latency.py` takes it from a frame trace.
+//!
+//! - sender: an ACK due towards the senders -> the first data frame of the
+//!   same flow that arrives after it (the ACK-clocked send it triggered),
+//!   on flows whose senders do not pace (a paced one waits for its timer);
+//! - receiver: a data frame due towards the receivers -> the ACK that
+//!   covers exactly it.
+//!
+//! Both count from the frame's scheduled release, so the bottleneck's own
+//! lateness is in, and turnarounds of 1 ms or more (delayed ACKs, a full
+//! window) are protocol waits, not noise, and are left out. A run's table
+//! is the values at the simulator's 18 percentiles
+//! (`ccarena_sim::net::host::PCT`), interpolated between samples as numpy's
+//! `percentile` does. The host's turnaround depends on the machine (the
+//! same cell gave medians of 72 us on one of this project's 2-vCPU machines
+//! and 30 us on another, docs/validation.md), so `ccarena conformance` runs
+//! the simulator with the table its kernel runs measured.
+
+use crate::frame::TcpFrame;
+use ccarena_sim::net::host::PCT;
+use std::collections::VecDeque;
+
+/// Longer turnarounds are protocol waits, not noise (ns).
+pub const CUT_NS: u64 = 1_000_000;
+/// Data frames remembered per flow until an ACK covers them.
+const MAX_PENDING: usize = 4096;
+
+pub struct TurnaroundMeter {
+    /// Per flow: its sender paces, so the data that follows an ACK waits
+    /// for the pacing timer, not for the host: no sender samples.
+    paced: Vec<bool>,
+    /// Per flow: when the newest ACK released to its sender was due, until
+    /// a data frame answers it.
+    ack_due: Vec<Option<u64>>,
+    /// Per flow: (end sequence number, due) of the data frames released to
+    /// its receiver and not yet covered, oldest first.
+    data_due: Vec<VecDeque<(u32, u64)>>,
+    sender: Vec<u32>,
+    receiver: Vec<u32>,
+}
+
+/// `a` lies before `b` in sequence space (RFC 1982 wrap-around).
+fn before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+impl TurnaroundMeter {
+    /// For flows whose senders pace or not (`FlowSpec::sender_paces`).
+    pub fn new(paced: Vec<bool>) -> TurnaroundMeter {
+        let flows = paced.len();
+        TurnaroundMeter {
+            paced,
+            ack_due: vec![None; flows],
+            data_due: vec![VecDeque::new(); flows],
+            sender: Vec::new(),
+            receiver: Vec::new(),
+        }
+    }
+
+    /// The bottleneck released frame `f` of `flow` towards the senders
+    /// (`to_senders`) or the receivers; it was due at `due` (ns).
+    pub fn released(&mut self, to_senders: bool, flow: u32, f: &TcpFrame, due: u64) {
+        let i = flow as usize;
+        if to_senders {
+            if f.payload == 0 && !self.paced[i] {
+                self.ack_due[i] = Some(due);
+            }
+        } else if f.payload > 0 {
+            let end = f.seq.wrapping_add(f.payload);
+            let q = &mut self.data_due[i];
+            // A retransmission replaces what is remembered for its end.
+            if let Some(e) = q.iter_mut().find(|e| e.0 == end) {
+                e.1 = due;
+                return;
+            }
+            if q.len() == MAX_PENDING {
+                q.pop_front();
+            }
+            q.push_back((end, due));
+        }
+    }
+
+    /// Frame `f` of `flow` arrived at `now` (ns) from the senders
+    /// (`from_senders`) or the receivers.
+    pub fn arrived(&mut self, from_senders: bool, flow: u32, f: &TcpFrame, now: u64) {
+        let i = flow as usize;
+        if from_senders {
+            if f.payload > 0 {
+                if let Some(t0) = self.ack_due[i].take() {
+                    let d = now.saturating_sub(t0);
+                    if d < CUT_NS {
+                        self.sender.push(d as u32);
+                    }
+                }
+            }
+        } else if f.payload == 0 {
+            let q = &mut self.data_due[i];
+            while q.front().is_some_and(|&(end, _)| before(end, f.ack)) {
+                q.pop_front();
+            }
+            if q.front().is_some_and(|&(end, _)| end == f.ack) {
+                let (_, t0) = q.pop_front().expect("just seen");
+                let d = now.saturating_sub(t0);
+                if d < CUT_NS {
+                    self.receiver.push(d as u32);
+                }
+            }
+        }
+    }
+
+    /// The table of the run so far: values (us) at `PCT` of each side and
+    /// the sample counts; `null` values for a side without samples.
+    pub fn table(&self) -> serde_json::Value {
+        serde_json::json!({
+            "sender_us": percentiles(&self.sender),
+            "receiver_us": percentiles(&self.receiver),
+            "sender_n": self.sender.len(),
+            "receiver_n": self.receiver.len(),
+        })
+    }
+}
+
+/// The values at `PCT` (us), linear between order statistics (numpy's
+/// default); None without samples.
+fn percentiles(samples: &[u32]) -> Option<Vec<f64>> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut v: Vec<u32> = samples.to_vec();
+    v.sort_unstable();
+    let n = v.len();
+    Some(
+        PCT.iter()
+            .map(|&p| {
+                let x = p / 100.0 * (n - 1) as f64;
+                let lo = x.floor() as usize;
+                let hi = (lo + 1).min(n - 1);
+                let (a, b) = (v[lo] as f64, v[hi] as f64);
+                (a + (b - a) * (x - lo as f64)) / 1e3
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(seq: u32, ack: u32, payload: u32) -> TcpFrame {
+        TcpFrame {
+            src: [10, 0, 0, 1],
+            dst: [10, 0, 0, 2],
+            sport: 35000,
+            dport: 5001,
+            seq,
+            ack,
+            flags: 0x10,
+            ecn: ccarena_sim::packet::Ecn::NotEct,
+            payload,
+            wire_len: payload + 66,
+        }
+    }
+
+    #[test]
+    fn pairs_an_ack_with_the_data_it_clocks_out_and_data_with_its_ack() {
+        let mut m = TurnaroundMeter::new(vec![false, false]);
+        // Sender side: ACK due at 1000, data of the same flow at 41_000;
+        // flow 1's data does not answer flow 0's ACK; a second data frame
+        // answers nothing.
+        m.released(true, 0, &frame(0, 100, 0), 1_000);
+        m.arrived(true, 1, &frame(0, 0, 1448), 20_000);
+        m.arrived(true, 0, &frame(100, 0, 1448), 41_000);
+        m.arrived(true, 0, &frame(1548, 0, 1448), 45_000);
+        assert_eq!(m.sender, vec![40_000]);
+        // Receiver side: two segments out, an ACK covering exactly the
+        // first 30 us after it was due, then one covering both 2 ms late
+        // (a delayed ACK: left out).
+        m.released(false, 0, &frame(0, 0, 1448), 100_000);
+        m.released(false, 0, &frame(1448, 0, 1448), 101_000);
+        m.arrived(false, 0, &frame(0, 1448, 0), 130_000);
+        m.arrived(false, 0, &frame(0, 2896, 0), 2_200_000);
+        assert_eq!(m.receiver, vec![30_000]);
+    }
+
+    #[test]
+    fn a_paced_flow_gives_no_sender_samples() {
+        let mut m = TurnaroundMeter::new(vec![true]);
+        m.released(true, 0, &frame(0, 100, 0), 1_000);
+        m.arrived(true, 0, &frame(100, 0, 1448), 41_000);
+        assert!(m.sender.is_empty());
+        assert!(m.table()["sender_us"].is_null());
+    }
+
+    #[test]
+    fn an_ack_past_remembered_data_forgets_it_across_the_wrap() {
+        let mut m = TurnaroundMeter::new(vec![false]);
+        let s0 = u32::MAX - 1000;
+        m.released(false, 0, &frame(s0, 0, 1448), 0);
+        m.released(false, 0, &frame(s0.wrapping_add(1448), 0, 1448), 10);
+        // Covers the second one exactly: the first is forgotten, not paired.
+        m.arrived(false, 0, &frame(0, s0.wrapping_add(2896), 0), 50_010);
+        assert_eq!(m.receiver, vec![50_000]);
+        assert!(m.data_due[0].is_empty());
+    }
+
+    #[test]
+    fn percentiles_interpolate_as_numpy() {
+        // numpy.percentile(range(1, 11) * 1000 ns, PCT) / 1e3
+        let v: Vec<u32> = (1..=10).map(|k| k * 1000).collect();
+        let p = percentiles(&v).unwrap();
+        assert_eq!(p.len(), PCT.len());
+        assert_eq!(p[0], 1.0);
+        assert!((p[8] - 5.5).abs() < 1e-12); // the median
+        assert!((p[12] - 9.1).abs() < 1e-12); // the 90th
+        assert!((p[17] - 9.991).abs() < 1e-12); // the 99.9th
+        assert!(percentiles(&[]).is_none());
+    }
+}

@@ -12,6 +12,8 @@ Matrix file (TOML; ``conformance/matrix.toml`` is the shipped one)::
     duration = "15s"        # every cell's simulated time, unless its scenario says otherwise
     linux_repeats = 3       # kernel runs per cell (>= 3: the spread needs them)
     sim_seeds = 5           # simulator seeds per cell
+    sim_hosts = "kernel"    # the simulator's host turnarounds: as the cell's kernel runs
+                            # measured them ("kernel"), or the shipped table ("shipped")
 
     [tolerance]             # see TOLERANCE below for the defaults and their meaning
     share = 0.05
@@ -42,6 +44,13 @@ re-runs only the simulator's side, and ``--part K/N``
 runs one N-th of the cells (in a fixed order), for running a large matrix
 in parts. The table, the figure and the report cover every cell whose runs
 are all there.
+
+Hosts. The hosts' turnarounds differ between machines (docs/model.md,
+"Host timing noise"), and the Linux backend's bottleneck measures them in
+every run (``linux.turnarounds``). With ``sim_hosts = "kernel"`` a cell's
+simulator side draws its turnarounds from the mean of its kernel runs'
+tables (``cell_hosts``), so it is run after them; runs that measured none
+(made before the meter) leave the shipped table.
 
 Kernel reference. Every conformance run also writes ``kernel.parquet``: the
 judged values of every kernel run it used, one row per run and flow, keyed

@@ -172,6 +172,29 @@ def test_sim_hosts_must_be_kernel_or_shipped(tmp_path):
     assert load_matrix(p).sim_hosts == "shipped"
 
 
+def test_the_shipped_kernel_reference_matches_the_shipped_matrix():
+    """conformance/kernel.parquet holds kernel runs of cells of
+    conformance/matrix.toml as the matrix is now, every recorded cell
+    with all its linux_repeats runs and each run with its hosts'
+    turnarounds: a matrix edit, or a change to how scenarios normalize,
+    without a re-recorded reference fails here (its cells would silently
+    go unjudged)."""
+    from ccarena.conformance import kernel_hash
+
+    ref = load_kernel_reference(REFERENCE)
+    m = load_matrix(MATRIX)
+    expected = {kernel_hash(c.with_seed(seed)): c.id for c in m.cells for seed in c.seeds(m.linux_repeats)}
+    stale = set(ref) - set(expected)
+    assert not stale, f"{len(stale)} recorded runs belong to no cell of the matrix"
+    recorded = {expected[h] for h in ref}
+    for c in m.cells:
+        if c.id in recorded:
+            have = sum(kernel_hash(c.with_seed(seed)) in ref for seed in c.seeds(m.linux_repeats))
+            assert have == m.linux_repeats, (c.id, have)
+    assert len(recorded) >= 100
+    assert all(r.kernel and r.generator >= 2 and r.hosts is not None for r in ref.values())
+
+
 def test_a_bad_kernel_reference_is_one_line(tmp_path, capsys):
     bad = tmp_path / "k.parquet"
     bad.write_text("not parquet")

@@ -106,10 +106,10 @@ impl PacingMode {
     /// asks for pacing (`SK_PACING_NEEDED`): sch_fq paces every flow at the
     /// rate TCP sets, TCP's own timer only the flows that ask
     /// (`tcp_needs_internal_pacing`).
-    pub fn paces(self, cc_wants_pacing: bool) -> bool {
+    pub fn paces(self, cc_wants_pacing: impl FnOnce() -> bool) -> bool {
         match self {
             PacingMode::Fq => true,
-            PacingMode::Internal => cc_wants_pacing,
+            PacingMode::Internal => cc_wants_pacing(),
             PacingMode::None => false,
         }
     }
@@ -307,8 +307,9 @@ impl FlowSpec {
             seed: 0,
             ecn_enabled: self.ecn,
         };
-        let wants = crate::cc::CongestionControl::wants_pacing(&self.cc.build(&init, self.id));
-        self.pacing.mode.paces(wants)
+        self.pacing
+            .mode
+            .paces(|| crate::cc::CongestionControl::wants_pacing(&self.cc.build(&init, self.id)))
     }
 }
 

@@ -328,8 +328,8 @@ impl Sender {
     }
 
     fn is_paced(&self) -> bool {
-        let wants = self.cc.as_ref().is_some_and(|c| c.wants_pacing());
-        self.cfg.pacing.mode.paces(wants)
+        let cc = &self.cc;
+        (self.cfg.pacing.mode).paces(|| cc.as_ref().is_some_and(|c| c.wants_pacing()))
     }
 
     fn note_phase(&mut self, now: Time) {
@@ -1284,6 +1284,7 @@ mod tests {
     use super::*;
     use crate::cc::cubic::CubicConfig;
     use crate::packet::SackBlock;
+    use crate::scenario::PacingMode;
 
     const MSS: u32 = 1448;
 

@@ -387,7 +387,7 @@ def kernel_table(
                 "host_receiver_us": list(run.hosts.receiver_us) if run.hosts else None,
             }
             for i, (k, v) in enumerate(head.items()):
-                f.insert(i, k, v)
+                f.insert(i, k, [v] * len(f))
             frames.append(f)
     if not frames:
         return pd.DataFrame(columns=[*KERNEL_COLUMNS, *METRICS])

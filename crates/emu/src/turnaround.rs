@@ -70,10 +70,14 @@ impl TurnaroundMeter {
         } else if f.payload > 0 {
             let end = f.seq.wrapping_add(f.payload);
             let q = &mut self.data_due[i];
-            // A retransmission replaces what is remembered for its end.
-            if let Some(e) = q.iter_mut().find(|e| e.0 == end) {
-                e.1 = due;
-                return;
+            // A retransmission (not beyond the newest end remembered)
+            // replaces what is remembered for its end; new data is
+            // appended without a search.
+            if q.back().is_some_and(|&(last, _)| !before(last, end)) {
+                if let Some(e) = q.iter_mut().rev().find(|e| e.0 == end) {
+                    e.1 = due;
+                    return;
+                }
             }
             if q.len() == MAX_PENDING {
                 q.pop_front();
@@ -181,6 +185,17 @@ mod tests {
         m.released(false, 0, &frame(1448, 0, 1448), 101_000);
         m.arrived(false, 0, &frame(0, 1448, 0), 130_000);
         m.arrived(false, 0, &frame(0, 2896, 0), 2_200_000);
+        assert_eq!(m.receiver, vec![30_000]);
+    }
+
+    #[test]
+    fn a_retransmission_counts_from_its_own_release() {
+        let mut m = TurnaroundMeter::new(vec![false]);
+        m.released(false, 0, &frame(0, 0, 1448), 0);
+        m.released(false, 0, &frame(1448, 0, 1448), 10);
+        m.released(false, 0, &frame(0, 0, 1448), 500_000); // the first, again
+        assert_eq!(m.data_due[0].len(), 2);
+        m.arrived(false, 0, &frame(0, 1448, 0), 530_000);
         assert_eq!(m.receiver, vec![30_000]);
     }
 

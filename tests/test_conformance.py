@@ -162,6 +162,45 @@ def test_the_simulator_runs_with_the_hosts_the_kernel_runs_measured():
     assert kernel_hash(measured) == kernel_hash(plain)
 
 
+def test_a_kernel_table_reads_back_as_the_runs_it_was_written_from(tmp_path):
+    """kernel.parquet round trip without root: runs (one with measured
+    hosts, one without, one untrusted) written by kernel_table come back
+    from load_kernel_reference as they were."""
+    from ccarena.conformance import (
+        METRICS,
+        HostTable,
+        KernelRun,
+        KernelRuns,
+        _write_parquet,
+        kernel_hash,
+        kernel_table,
+    )
+
+    m = load_matrix(CI)
+    cell = m.cells[0]
+    hosts = HostTable(tuple(10.0 + k for k in range(18)), tuple(20.0 + k for k in range(18)))
+    runs = {}
+    for r, seed in enumerate(cell.seeds(m.linux_repeats)):
+        values = pd.DataFrame(
+            {"flow": [0, 1], "cc": ["cubic", "cubic"], "rtt_ms": [10.0, 50.0]}
+            | {k: [0.5 + r, 0.25 * r] for k in METRICS}
+        )
+        runs[kernel_hash(cell.with_seed(seed))] = KernelRun(
+            r != 2, values, "6.18", 2, "0.1.0", hosts if r else None
+        )
+    table = kernel_table(m, [cell], KernelRuns(tmp_path, runs))
+    assert len(table) == 2 * m.linux_repeats
+    _write_parquet(table, tmp_path / "kernel.parquet")
+    back = load_kernel_reference(tmp_path / "kernel.parquet")
+    assert set(back) == set(runs)
+    for h, run in runs.items():
+        got = back[h]
+        assert (got.trustworthy, got.kernel, got.generator, got.hosts) == (
+            run.trustworthy, run.kernel, run.generator, run.hosts
+        )  # fmt: skip
+        pd.testing.assert_frame_equal(got.values, run.values, check_dtype=False)
+
+
 def test_sim_hosts_must_be_kernel_or_shipped(tmp_path):
     p = tmp_path / "m.toml"
     p.write_text(CI.read_text().replace("sim_seeds = 5", 'sim_seeds = 5\nsim_hosts = "mine"'))

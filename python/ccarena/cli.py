@@ -281,11 +281,11 @@ def _validate_summary(scn: Scenario) -> list[Any]:
         head.add_row("qdisc", _qdisc(b))
     latency = (n.get("hosts") or {}).get("latency", "")
     if isinstance(latency, dict):  # a measured table: {"table": {"sender_ns": [...], ...}}
-        from ._core import host_percentiles
+        from .stats import turnaround_median
 
-        t, mid = latency["table"], host_percentiles().index(50.0)
+        t = latency["table"]
         latency = "table (medians {:.1f} / {:.1f} us)".format(
-            t["sender_ns"][mid] / 1e3, t["receiver_ns"][mid] / 1e3
+            turnaround_median(t["sender_ns"]) / 1e3, turnaround_median(t["receiver_ns"]) / 1e3
         )
     head.add_row("host latency", f"{latency} (simulator; model version {n.get('model', 1)})")
     flows = n.get("flows", [])

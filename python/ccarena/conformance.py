@@ -74,20 +74,22 @@ import hashlib
 import html
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from ._core import host_percentiles
 from .linux import execute as execute_linux
 from .linux.gen import REVISION as GENERATOR_REVISION
 from .results import Results
 from .runner import execute as execute_sim
 from .scenario import Scenario, ScenarioError, read_toml
+from .stats import turnaround_median
 from .store import is_complete, write_bytes_atomic
 from .sweep import derive_seed, expand, parse_sweep
 
@@ -97,6 +99,7 @@ __all__ = [
     "TOLERANCE",
     "Cell",
     "KernelRun",
+    "KernelRuns",
     "Matrix",
     "agreement",
     "flow_values",
@@ -119,8 +122,6 @@ TOLERANCE: dict[str, tuple[float, float]] = {
     "fct_s": (0.05, 0.10),
 }
 METRICS = list(TOLERANCE)
-#: Index of the median in a turnaround table.
-PCT_MEDIAN = host_percentiles().index(50.0)
 MATRIX_KEYS = ("description", "duration", "linux_repeats", "sim_seeds", "sim_hosts", "tolerance", "group")
 #: Where the simulator's host turnarounds (``[hosts] latency``) come from:
 #: the table the cell's kernel runs measured (the bottleneck's turnaround
@@ -173,11 +174,13 @@ class HostTable:
         timer, so the bottleneck measures no sender turnaround) the sender
         side takes the receiver's: the two sides' medians differ by 1-3 us
         where both are measured (docs/validation.md)."""
-        if not isinstance(doc, dict) or not doc.get("receiver_us"):
+        if not isinstance(doc, Mapping):
             return None
-        receiver = tuple(map(float, doc["receiver_us"]))
-        sender = tuple(map(float, doc["sender_us"])) if doc.get("sender_us") else receiver
-        return cls(sender, receiver)
+        sender, receiver = (doc.get(k) for k in ("sender_us", "receiver_us"))
+        if receiver is None or len(receiver) == 0:
+            return None
+        r = tuple(map(float, receiver))
+        return cls(tuple(map(float, sender)) if sender is not None and len(sender) else r, r)
 
     @classmethod
     def mean(cls, tables: Sequence[HostTable]) -> HostTable | None:
@@ -350,27 +353,45 @@ class KernelRun:
         )
 
 
-def _kernel_run(out: Path, scn: Scenario, reference: dict[str, KernelRun] | None) -> KernelRun | None:
-    """A kernel run of ``scn``: the one under ``out`` if there, else the
-    reference's, else None."""
-    d = run_dir(out, scn, "linux")
-    if is_complete(d):
-        return KernelRun.load(d)
-    if reference is not None:
-        return reference.get(kernel_hash(scn))
-    return None
+class KernelRuns:
+    """The kernel runs one conformance run can see: those under ``out``
+    (each loaded once) and those of a recorded ``reference``."""
+
+    def __init__(self, out: Path, reference: Mapping[str, KernelRun] | None = None) -> None:
+        self.out = out
+        self.reference = reference or {}
+        self._loaded: dict[str, KernelRun] = {}
+
+    def get(self, scn: Scenario) -> KernelRun | None:
+        """The kernel run of ``scn``, or None if there is none yet."""
+        h = kernel_hash(scn)
+        if h in self._loaded:
+            return self._loaded[h]
+        d = run_dir(self.out, scn, "linux")
+        if is_complete(d):
+            self._loaded[h] = KernelRun.load(d)
+            return self._loaded[h]
+        return self.reference.get(h)
+
+    def of_cell(self, cell: Cell, repeats: int) -> list[KernelRun] | None:
+        """Every kernel run of ``cell``, or None while any is missing."""
+        runs = []
+        for seed in cell.seeds(repeats):
+            run = self.get(cell.with_seed(seed))
+            if run is None:
+                return None
+            runs.append(run)
+        return runs
 
 
-def kernel_table(
-    matrix: Matrix, cells: Sequence[Cell], out: Path, reference: dict[str, KernelRun] | None = None
-) -> pd.DataFrame:
-    """The kernel reference table of the given cells: every kernel run there
-    (under ``out``, or in ``reference``), one row per run and flow."""
+def kernel_table(matrix: Matrix, cells: Sequence[Cell], kernel: KernelRuns) -> pd.DataFrame:
+    """The kernel reference table of the given cells: every kernel run there,
+    one row per run and flow."""
     frames = []
     for cell in cells:
         for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
             scn = cell.with_seed(seed)
-            run = _kernel_run(out, scn, reference)
+            run = kernel.get(scn)
             if run is None:
                 continue
             f = run.values.copy()
@@ -398,8 +419,6 @@ def load_kernel_reference(path: str | Path) -> dict[str, KernelRun]:
     """Read a kernel reference table (``kernel.parquet``) into kernel runs by
     ``kernel_hash``. Raises ``ScenarioError`` (one line) on a file that is
     not one."""
-    import pyarrow.parquet as pq
-
     source = str(path)
     try:
         frame = pq.read_table(path).to_pandas()
@@ -418,18 +437,13 @@ def load_kernel_reference(path: str | Path) -> dict[str, KernelRun]:
         values = g[["flow", "cc", "rtt_ms", *METRICS]].reset_index(drop=True)
         values["flow"] = values["flow"].astype(int)
         first = g.iloc[0]
-        hosts = None
-        if first["host_sender_us"] is not None and first["host_receiver_us"] is not None:
-            hosts = HostTable(
-                tuple(map(float, first["host_sender_us"])), tuple(map(float, first["host_receiver_us"]))
-            )
         runs[str(h)] = KernelRun(
             bool(trusted.iloc[0]),
             values,
             str(first["kernel"]),
             int(first["generator"]),
             str(first["ccarena_version"]),
-            hosts,
+            HostTable.of({"sender_us": first["host_sender_us"], "receiver_us": first["host_receiver_us"]}),
         )
     return runs
 
@@ -494,38 +508,24 @@ def cell_hosts(matrix: Matrix, runs: Sequence[KernelRun]) -> HostTable | None:
     return HostTable.mean([r.hosts for r in runs if r.trustworthy and r.hosts is not None])
 
 
-def _kernel_runs(
-    cell: Cell, out: Path, matrix: Matrix, reference: dict[str, KernelRun] | None
-) -> list[KernelRun] | None:
-    """Every kernel run of the cell, or None while any is missing."""
-    runs = []
-    for seed in cell.seeds(matrix.linux_repeats):
-        run = _kernel_run(out, cell.with_seed(seed), reference)
-        if run is None:
-            return None
-        runs.append(run)
-    return runs
-
-
 def _run_cell(
     cell: Cell,
     out: Path,
     matrix: Matrix,
     *,
     linux: bool,
-    reference: dict[str, KernelRun] | None,
+    kernel: KernelRuns,
     say: Callable[[str], None],
 ) -> None:
     if linux:
         for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
             scn = cell.with_seed(seed)
-            d = run_dir(out, scn, "linux")
-            if not is_complete(d) and (reference is None or kernel_hash(scn) not in reference):
+            if kernel.get(scn) is None:
                 say(f"{cell.id} linux {r + 1}/{matrix.linux_repeats}")
-                execute_linux(scn, d)
+                execute_linux(scn, run_dir(out, scn, "linux"))
     # The simulator's side with the hosts the kernel runs measured (the
     # shipped table until they are all there).
-    runs = _kernel_runs(cell, out, matrix, reference)
+    runs = kernel.of_cell(cell, matrix.linux_repeats)
     hosts = cell_hosts(matrix, runs) if runs is not None else None
     for seed in cell.seeds(matrix.sim_seeds):
         scn = cell.with_seed(seed, hosts)
@@ -535,14 +535,16 @@ def _run_cell(
 
 
 def collect(
-    matrix: Matrix, cells: Sequence[Cell], out: Path, reference: dict[str, KernelRun] | None = None
+    matrix: Matrix, cells: Sequence[Cell], out: Path, kernel: KernelRuns | None = None
 ) -> pd.DataFrame:
     """One row per cell, flow and metric, for every cell whose runs are all
-    there (the kernel's under ``out`` or in ``reference``): the simulator's
-    and the kernel's mean, min and max, the allowance and the verdict."""
+    there (the simulator's under ``out``, the kernel's in ``kernel``, by
+    default those under ``out``): the simulator's and the kernel's mean,
+    min and max, the allowance and the verdict."""
+    kernel = kernel or KernelRuns(out)
     rows: list[dict[str, Any]] = []
     for cell in cells:
-        runs = _kernel_runs(cell, out, matrix, reference)
+        runs = kernel.of_cell(cell, matrix.linux_repeats)
         if runs is None:
             continue
         lins = [r.values for r in runs if r.trustworthy]
@@ -593,7 +595,7 @@ def collect(
                         # The simulator's hosts: the median sender
                         # turnaround of the kernel-measured table
                         # it ran with (NaN: the shipped table).
-                        "sim_host_p50_us": hosts.sender_us[PCT_MEDIAN] if hosts else math.nan,
+                        "sim_host_p50_us": turnaround_median(hosts.sender_us if hosts else None),
                     }
                 )
     return pd.DataFrame(rows)
@@ -732,12 +734,10 @@ def report(matrix: Matrix, frame: pd.DataFrame, out: Path, figure: Path | None) 
 
 
 def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    tmp = path.parent / f".{path.name}.tmp"
-    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp, compression="zstd")
-    tmp.replace(path)
+    """``frame`` as Parquet (zstd), replacing ``path`` atomically."""
+    buf = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), buf, compression="zstd")
+    write_bytes_atomic(path, buf.getvalue().to_pybytes())
 
 
 @dataclass
@@ -770,22 +770,24 @@ def run_conformance(
     progress: Callable[[str], None] | None = None,
 ) -> Conformance:
     """Run the selected cells (skipping runs already there, and kernel runs
-    the ``reference`` holds; the kernel's only with ``linux``), then judge every cell of the matrix whose runs
-    are complete, under ``out`` or in the kernel ``reference``
-    (``load_kernel_reference``), and write ``conformance.parquet``,
+    the ``reference`` holds; the kernel's only with ``linux``), then judge
+    every cell of the matrix whose runs are complete, under ``out`` or in
+    the kernel ``reference`` (``load_kernel_reference``), and write
+    ``conformance.parquet``,
     ``kernel.parquet``, ``flows.csv``, ``conformance.png`` and
     ``report.html`` into ``out``."""
     say = progress or (lambda m: None)
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     chosen = select(matrix.cells, groups, part)
+    kernel = KernelRuns(out, reference)
     for k, cell in enumerate(chosen):
         say(f"[{k + 1}/{len(chosen)}] {cell.id} {cell.label()}")
-        _run_cell(cell, out, matrix, linux=linux, reference=reference, say=say)
-    frame = collect(matrix, matrix.cells, out, reference)
+        _run_cell(cell, out, matrix, linux=linux, kernel=kernel, say=say)
+    frame = collect(matrix, matrix.cells, out, kernel)
     flows = flow_verdicts(frame)
     _write_parquet(frame, out / "conformance.parquet")
-    _write_parquet(kernel_table(matrix, matrix.cells, out, reference), out / "kernel.parquet")
+    _write_parquet(kernel_table(matrix, matrix.cells, kernel), out / "kernel.parquet")
     write_bytes_atomic(out / "flows.csv", flows.to_csv(index=False).encode())
     fig = plot(frame, out / "conformance.png") if figure and not frame.empty else None
     rep = report(matrix, frame, out, fig)

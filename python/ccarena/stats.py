@@ -12,7 +12,11 @@ import pandas as pd
 
 from . import _core
 
-__all__ = ["ecdf", "jain", "mean_ci", "qdelay_rttmin", "t_cdf", "t_quantile"]
+__all__ = ["ecdf", "jain", "mean_ci", "qdelay_rttmin", "t_cdf", "t_quantile", "turnaround_median"]
+
+#: Where the median sits in a hosts' turnaround table (``[hosts] latency``:
+#: values at the core's ``host_percentiles``).
+_TURNAROUND_MEDIAN = _core.host_percentiles().index(50.0)
 
 
 def jain(values: Iterable[float]) -> float:
@@ -20,6 +24,13 @@ def jain(values: Iterable[float]) -> float:
     the finite values; NaN when none is finite or all are zero. The core's
     definition (``_core.jain``), the one the simulator's summary uses."""
     return _core.jain([float(v) for v in values])
+
+
+def turnaround_median(table: Iterable[float] | None) -> float:
+    """The median of a hosts' turnaround table (values at the core's
+    ``host_percentiles``, in whatever unit it holds); NaN for none."""
+    values = list(table) if table is not None else []
+    return float(values[_TURNAROUND_MEDIAN]) if values else math.nan
 
 
 def _betacf(a: float, b: float, x: float) -> float:

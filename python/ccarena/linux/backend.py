@@ -35,6 +35,7 @@ from typing import Any
 from ..errors import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
 from ..results import Results
 from ..scenario import Scenario
+from ..stats import turnaround_median
 from ..store import DEFAULT_ROOT, capture_files, capture_meta, default_run_dir, write_run
 from . import capture, netns
 from .gen import REVISION as GENERATOR_REVISION
@@ -569,7 +570,14 @@ def execute(
     tables["summary"] = summary.append_column("trustworthy", pa.array([check["trustworthy"]])).append_column(
         "warnings", pa.array(["; ".join(check["warnings"])])
     )
-    for k, v in check["values"].items():
+    # The hosts' median turnarounds as the bottleneck measured them (the
+    # simulator's [hosts] latency; informational, not a self-check).
+    turnarounds = raw["bottleneck"].get("turnarounds") or {}
+    host = {
+        f"host_{side}_p50_us": turnaround_median(turnarounds.get(f"{side}_us"))
+        for side in ("sender", "receiver")
+    }
+    for k, v in {**check["values"], **host}.items():
         x = float("nan") if v is None else float(v)
         tables["summary"] = tables["summary"].append_column(k, pa.array([x], pa.float64()))
     meta = run_meta(scn, raw, check)

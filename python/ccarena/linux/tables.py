@@ -32,7 +32,6 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from .._core import host_percentiles
 from ..results import conform, schemas
 from ..stats import jain
 from .tcpinfo import bbr_mode, ca_state_name
@@ -390,11 +389,6 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
     }
 
 
-def _median(table: list[float] | None) -> float:
-    """The 50th percentile of a turnaround table, or NaN."""
-    return _f(table[host_percentiles().index(50.0)]) if table else NAN
-
-
 def self_check(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
     """The self-check values, the thresholds, the warnings and the verdict."""
     bn = raw["bottleneck"]
@@ -422,10 +416,6 @@ def self_check(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
         "sender_cpu_load": load(raw["sender"]),
         "receiver_cpu_load": load(raw["receiver"]),
         "host_cpu_busy": _f(raw.get("host_cpu_busy")),
-        # The hosts' median turnarounds (the bottleneck's `turnaround`
-        # meter; the simulator's [hosts] latency), informational.
-        "host_sender_p50_us": _median(bn.get("turnarounds", {}).get("sender_us")),
-        "host_receiver_p50_us": _median(bn.get("turnarounds", {}).get("receiver_us")),
     }
     warnings = []
     th = THRESHOLDS

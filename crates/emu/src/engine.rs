@@ -317,9 +317,9 @@ impl Engine {
                     if let Some(w) = &mut self.trace {
                         trace_line(w, now, 'a', side, f, &t, now)?;
                     }
-                    self.turnarounds.arrived(side == SENDERS, f, &t, now.0);
                     let tag = self.store.put(data);
                     let pkt = t.to_packet(f, tag);
+                    self.turnarounds.arrived(side == SENDERS, &pkt, now.0);
                     if side == SENDERS {
                         self.c.frames_fwd += 1;
                         self.c.flow_fwd_frames[f as usize] += 1;
@@ -366,13 +366,12 @@ impl Engine {
                 }
                 self.c.last_ack[f] = Some(sent_at.0);
             }
-            if let Some(t) = frame::parse(frame) {
-                if let Some(w) = &mut self.trace {
+            if let Some(w) = &mut self.trace {
+                if let Some(t) = frame::parse(frame) {
                     trace_line(w, sent_at, 'r', side, pkt.flow, &t, due)?;
                 }
-                self.turnarounds
-                    .released(side == SENDERS, pkt.flow, &t, due.0);
             }
+            self.turnarounds.released(side == SENDERS, &pkt, due.0);
             self.store.release(tag);
             if ok {
                 self.c.sent += 1;

@@ -18,8 +18,8 @@
 //! and 30 us on another, docs/validation.md), so `ccarena conformance` runs
 //! the simulator with the table its kernel runs measured.
 
-use crate::frame::TcpFrame;
 use ccarena_sim::net::host::PCT;
+use ccarena_sim::packet::{Kind, Packet};
 use std::collections::VecDeque;
 
 /// Longer turnarounds are protocol waits, not noise (ns).
@@ -59,16 +59,18 @@ impl TurnaroundMeter {
         }
     }
 
-    /// The bottleneck released frame `f` of `flow` towards the senders
-    /// (`to_senders`) or the receivers; it was due at `due` (ns).
-    pub fn released(&mut self, to_senders: bool, flow: u32, f: &TcpFrame, due: u64) {
-        let i = flow as usize;
+    /// The bottleneck released packet `p` (a frame's descriptor: `seq` the
+    /// TCP sequence number, or an ACK's acknowledgment number, as
+    /// `TcpFrame::to_packet` sets it) towards the senders (`to_senders`) or
+    /// the receivers; it was due at `due` (ns).
+    pub fn released(&mut self, to_senders: bool, p: &Packet, due: u64) {
+        let i = p.flow as usize;
         if to_senders {
-            if f.payload == 0 && !self.paced[i] {
+            if p.payload == 0 && !self.paced[i] {
                 self.ack_due[i] = Some(due);
             }
-        } else if f.payload > 0 {
-            let end = f.seq.wrapping_add(f.payload);
+        } else if p.payload > 0 {
+            let end = p.seq.wrapping_add(p.payload);
             let q = &mut self.data_due[i];
             // A retransmission (not beyond the newest end remembered)
             // replaces what is remembered for its end; new data is
@@ -86,12 +88,12 @@ impl TurnaroundMeter {
         }
     }
 
-    /// Frame `f` of `flow` arrived at `now` (ns) from the senders
-    /// (`from_senders`) or the receivers.
-    pub fn arrived(&mut self, from_senders: bool, flow: u32, f: &TcpFrame, now: u64) {
-        let i = flow as usize;
+    /// Packet `p` arrived at `now` (ns) from the senders (`from_senders`) or
+    /// the receivers.
+    pub fn arrived(&mut self, from_senders: bool, p: &Packet, now: u64) {
+        let i = p.flow as usize;
         if from_senders {
-            if f.payload > 0 {
+            if p.payload > 0 {
                 if let Some(t0) = self.ack_due[i].take() {
                     let d = now.saturating_sub(t0);
                     if d < CUT_NS {
@@ -99,12 +101,12 @@ impl TurnaroundMeter {
                     }
                 }
             }
-        } else if f.payload == 0 {
-            let q = &mut self.data_due[i];
-            while q.front().is_some_and(|&(end, _)| before(end, f.ack)) {
+        } else if p.kind == Kind::Ack {
+            let (q, ack) = (&mut self.data_due[i], p.seq);
+            while q.front().is_some_and(|&(end, _)| before(end, ack)) {
                 q.pop_front();
             }
-            if q.front().is_some_and(|&(end, _)| end == f.ack) {
+            if q.front().is_some_and(|&(end, _)| end == ack) {
                 let (_, t0) = q.pop_front().expect("just seen");
                 let d = now.saturating_sub(t0);
                 if d < CUT_NS {
@@ -152,19 +154,14 @@ fn percentiles(samples: &[u32]) -> Option<Vec<f64>> {
 mod tests {
     use super::*;
 
-    fn frame(seq: u32, ack: u32, payload: u32) -> TcpFrame {
-        TcpFrame {
-            src: [10, 0, 0, 1],
-            dst: [10, 0, 0, 2],
-            sport: 35000,
-            dport: 5001,
-            seq,
-            ack,
-            flags: 0x10,
-            ecn: ccarena_sim::packet::Ecn::NotEct,
-            payload,
-            wire_len: payload + 66,
-        }
+    fn data(flow: u32, seq: u32) -> Packet {
+        let mut p = Packet::data(flow, 0, 1448);
+        p.seq = seq;
+        p
+    }
+
+    fn ack(ack: u32) -> Packet {
+        Packet::ack(0, ack, &[])
     }
 
     #[test]
@@ -173,37 +170,37 @@ mod tests {
         // Sender side: ACK due at 1000, data of the same flow at 41_000;
         // flow 1's data does not answer flow 0's ACK; a second data frame
         // answers nothing.
-        m.released(true, 0, &frame(0, 100, 0), 1_000);
-        m.arrived(true, 1, &frame(0, 0, 1448), 20_000);
-        m.arrived(true, 0, &frame(100, 0, 1448), 41_000);
-        m.arrived(true, 0, &frame(1548, 0, 1448), 45_000);
+        m.released(true, &ack(100), 1_000);
+        m.arrived(true, &data(1, 0), 20_000);
+        m.arrived(true, &data(0, 100), 41_000);
+        m.arrived(true, &data(0, 1548), 45_000);
         assert_eq!(m.sender, vec![40_000]);
         // Receiver side: two segments out, an ACK covering exactly the
         // first 30 us after it was due, then one covering both 2 ms late
         // (a delayed ACK: left out).
-        m.released(false, 0, &frame(0, 0, 1448), 100_000);
-        m.released(false, 0, &frame(1448, 0, 1448), 101_000);
-        m.arrived(false, 0, &frame(0, 1448, 0), 130_000);
-        m.arrived(false, 0, &frame(0, 2896, 0), 2_200_000);
+        m.released(false, &data(0, 0), 100_000);
+        m.released(false, &data(0, 1448), 101_000);
+        m.arrived(false, &ack(1448), 130_000);
+        m.arrived(false, &ack(2896), 2_200_000);
         assert_eq!(m.receiver, vec![30_000]);
     }
 
     #[test]
     fn a_retransmission_counts_from_its_own_release() {
         let mut m = TurnaroundMeter::new(vec![false]);
-        m.released(false, 0, &frame(0, 0, 1448), 0);
-        m.released(false, 0, &frame(1448, 0, 1448), 10);
-        m.released(false, 0, &frame(0, 0, 1448), 500_000); // the first, again
+        m.released(false, &data(0, 0), 0);
+        m.released(false, &data(0, 1448), 10);
+        m.released(false, &data(0, 0), 500_000); // the first, again
         assert_eq!(m.data_due[0].len(), 2);
-        m.arrived(false, 0, &frame(0, 1448, 0), 530_000);
+        m.arrived(false, &ack(1448), 530_000);
         assert_eq!(m.receiver, vec![30_000]);
     }
 
     #[test]
     fn a_paced_flow_gives_no_sender_samples() {
         let mut m = TurnaroundMeter::new(vec![true]);
-        m.released(true, 0, &frame(0, 100, 0), 1_000);
-        m.arrived(true, 0, &frame(100, 0, 1448), 41_000);
+        m.released(true, &ack(100), 1_000);
+        m.arrived(true, &data(0, 100), 41_000);
         assert!(m.sender.is_empty());
         assert!(m.table()["sender_us"].is_null());
     }
@@ -212,10 +209,10 @@ mod tests {
     fn an_ack_past_remembered_data_forgets_it_across_the_wrap() {
         let mut m = TurnaroundMeter::new(vec![false]);
         let s0 = u32::MAX - 1000;
-        m.released(false, 0, &frame(s0, 0, 1448), 0);
-        m.released(false, 0, &frame(s0.wrapping_add(1448), 0, 1448), 10);
+        m.released(false, &data(0, s0), 0);
+        m.released(false, &data(0, s0.wrapping_add(1448)), 10);
         // Covers the second one exactly: the first is forgotten, not paired.
-        m.arrived(false, 0, &frame(0, s0.wrapping_add(2896), 0), 50_010);
+        m.arrived(false, &ack(s0.wrapping_add(2896)), 50_010);
         assert_eq!(m.receiver, vec![50_000]);
         assert!(m.data_due[0].is_empty());
     }

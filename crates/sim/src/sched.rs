@@ -19,7 +19,10 @@
 //! Measured against the binary heap it replaced (whole process, `make
 //! bench`): 10 CUBIC flows at 1 Gbit/s 0.77x, 1,000 flows at 10 Gbit/s
 //! 0.80x; the heap's pops had been a quarter of the run time (about nine
-//! cache-missing levels per pop with 10 flows, sixteen with 10,000).
+//! cache-missing levels per pop with 10 flows, sixteen with 10,000). The
+//! coarse wheel, counted with cachegrind against the wheel-and-heap: 10,000
+//! flows 2.1% fewer instructions and 4.5% fewer misses of a 4 MiB cache,
+//! 10 flows 0.4% more instructions (no wall-clock figure yet).
 
 use crate::units::Time;
 use std::cmp::Reverse;
@@ -37,6 +40,11 @@ const _: () = assert!(WORDS <= 64 && SLOTS.is_multiple_of(64));
 const ROUND_SHIFT: u32 = SLOTS.trailing_zeros();
 /// Rounds in the coarse wheel (one bitmap word): 64 x 67 ms = 4.3 s.
 const ROUNDS: u64 = 64;
+
+/// The slot of a key (time << 64 | sequence).
+fn slot_of(key: u128) -> u64 {
+    ((key >> 64) as u64) >> SHIFT
+}
 
 /// An event beyond the wheel's horizon, ordered by key alone.
 struct Far<E>(u128, E);
@@ -191,8 +199,8 @@ impl<E> EventQueue<E> {
         let round = self
             .next_round()
             .filter(|&r| wheel.is_none_or(|w| w >= r << ROUND_SHIFT));
-        let coarse = round.map(|r| ((self.rounds[(r % ROUNDS) as usize].0 >> 64) as u64) >> SHIFT);
-        let far = self.far.peek().map(|e| ((e.0 .0 >> 64) as u64) >> SHIFT);
+        let coarse = round.map(|r| slot_of(self.rounds[(r % ROUNDS) as usize].0));
+        let far = self.far.peek().map(|e| slot_of(e.0 .0));
         let next = [wheel, coarse, far]
             .into_iter()
             .flatten()
@@ -216,7 +224,7 @@ impl<E> EventQueue<E> {
             self.rounds[r].0 = u128::MAX;
             self.round_bits &= !(1 << r);
             for (key, ev) in list.drain(..) {
-                let slot = ((key >> 64) as u64) >> SHIFT;
+                let slot = slot_of(key);
                 if slot == next {
                     self.cur.push((key, ev));
                 } else {
@@ -226,7 +234,7 @@ impl<E> EventQueue<E> {
             self.rounds[r].1 = list; // keep its capacity
         }
         while let Some(Reverse(Far(key, _))) = self.far.peek() {
-            if ((key >> 64) as u64) >> SHIFT != next {
+            if slot_of(*key) != next {
                 break;
             }
             let Reverse(Far(key, ev)) = self.far.pop().expect("peeked");

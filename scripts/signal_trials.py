@@ -111,7 +111,8 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
     # When: even trials while the namespaces are being built, odd ones
     # 0-1.2 s into the traffic.
     building = kind != "live" and i % 2 == 0
-    deadline = time.monotonic() + 30
+    t_start = time.monotonic()
+    deadline = t_start + 30
     started = False
     while time.monotonic() < deadline and p.poll() is None:
         new = namespaces() - before[0]
@@ -122,6 +123,7 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
     if not building:
         time.sleep(0.3 * ((i // 2) % 5))
     res: dict = {"kind": kind, "trial": i, "started": started, "building": building}
+    res["signalled_after_s"] = round(time.monotonic() - t_start, 3)
     if kind == "live":
         cp = subprocess.run(
             [sys.executable, "-m", "ccarena", "linux", "cleanup"], capture_output=True, text=True
@@ -145,7 +147,7 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
         _, err = p.communicate()
         res["hung"] = True
     res["status"] = p.returncode
-    res["stderr"] = err.decode(errors="replace").strip().splitlines()[-1:] if err else []
+    res["stderr"] = err.decode(errors="replace").strip().splitlines()[-6:] if err else []
     if kind == "SIGKILL":
         cp = subprocess.run(
             [sys.executable, "-m", "ccarena", "linux", "cleanup"], capture_output=True, text=True

@@ -211,6 +211,59 @@ def test_sim_hosts_must_be_kernel_or_shipped(tmp_path):
     assert load_matrix(p).sim_hosts == "shipped"
 
 
+def test_identical_flows_are_one_class_and_others_are_not():
+    """A ``count`` entry, and a second entry alike in every parameter, make
+    one class; a different RTT, start or algorithm does not."""
+    from ccarena.conformance import Cell
+    from ccarena.scenario import Scenario
+
+    scn = Scenario.from_dict(
+        {
+            "duration": "5s",
+            "bottleneck": {"rate": "20Mbps", "buffer": "1BDP"},
+            "flows": [
+                {"cc": "cubic", "rtt": "20ms", "count": 3},
+                {"cc": "cubic", "rtt": "40ms"},
+                {"cc": "cubic", "rtt": "20ms"},
+                {"cc": "cubic", "rtt": "20ms", "start": "1s"},
+                {"cc": "reno", "rtt": "20ms", "count": 2},
+            ],
+        }
+    )
+    assert Cell("g", 0, {}, scn).classes() == [[0, 1, 2, 4], [6, 7]]
+
+
+def test_ranked_judging_sorts_each_metric_within_a_class():
+    """The class's k-th flow holds the k-th largest value of each metric,
+    each metric sorted on its own, NaN last; a flow alone in its class
+    keeps its values; the kernel's 'flow 1 got more this time' stops
+    mattering, the spread within the class does not."""
+    from ccarena.conformance import METRICS, rank_within_classes
+
+    v = pd.DataFrame({"flow": [0, 1, 2, 3], "cc": "cubic", "rtt_ms": [20.0, 20.0, 40.0, 20.0]})
+    for m in METRICS:
+        v[m] = [1.0, 3.0, 9.0, math.nan]
+    v["drops"] = [5.0, 2.0, 0.0, 7.0]
+    r = rank_within_classes(v, [[0, 1, 3]])
+    assert r["goodput_mbps"].tolist()[:2] == [3.0, 1.0] and math.isnan(r["goodput_mbps"].iloc[3])
+    assert r["drops"].tolist() == [7.0, 5.0, 0.0, 2.0]
+    assert r["rank"].tolist()[:2] == [1.0, 2.0] and r["rank"].iloc[3] == 3.0 and math.isnan(r["rank"].iloc[2])
+    assert r["goodput_mbps"].iloc[2] == 9.0
+    # The same runs with the flows' fortunes swapped judge the same.
+    swapped = v.copy()
+    swapped.loc[[0, 1], METRICS] = v.loc[[1, 0], METRICS].to_numpy()
+    pd.testing.assert_frame_equal(rank_within_classes(swapped, [[0, 1, 3]]), r)
+
+
+def test_identical_flows_must_be_ranked_or_indexed(tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text(CI.read_text().replace("sim_seeds = 5", 'sim_seeds = 5\nidentical_flows = "sorted"'))
+    with pytest.raises(ScenarioError) as e:
+        load_matrix(p)
+    assert "identical_flows" in str(e.value) and "ranked, indexed" in str(e.value)
+    assert load_matrix(CI).identical_flows == "ranked"
+
+
 def test_the_shipped_kernel_reference_matches_the_shipped_matrix():
     """conformance/kernel.parquet holds kernel runs of cells of
     conformance/matrix.toml as the matrix is now, every recorded cell

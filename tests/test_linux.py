@@ -226,7 +226,7 @@ def test_signals_leave_nothing_behind(tmp_path, kind, i):
     ``ccarena linux cleanup`` removes it all; a live run survives another's
     ``cleanup``."""
     r = _SIGNAL_TRIALS.trial(kind, i, tmp_path)
-    assert r["ok"], r
+    assert r["ok"], json.dumps(r)  # a string: printed whole, not cut like a dict
 
 
 def test_cleanup_leaves_a_live_owner_alone():

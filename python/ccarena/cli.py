@@ -26,6 +26,7 @@ from rich.text import Text
 
 from . import __version__
 from .errors import ControllerError, LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, StoreError
+from .interrupt import preload
 from .scenario import Scenario, ScenarioError
 from .termtable import Rows
 
@@ -618,8 +619,9 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
     )
     bad = f[~f["agree"].astype(bool)] if n else f
     for _, r in bad.head(30).iterrows():
+        rank = "" if math.isnan(float(r["rank"])) else f", rank {int(r['rank'])} of its class"
         out.print(
-            f"  differs: {r['cell']} flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms): {r['disagree']}",
+            f"  differs: {r['cell']} flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms{rank}): {r['disagree']}",
         )
     out.print(f"table: {conf.directory / 'conformance.parquet'}")
     out.print(f"report: {conf.report}")
@@ -772,6 +774,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "conformance": _cmd_conformance,
     }[args.command]
     try:
+        if args.command not in ("validate", "list"):
+            # What the command will import, imported before a signal can
+            # cut an import in two (ccarena.interrupt); one that came
+            # meanwhile lands here, as an ordinary interrupt.
+            preload(("ccarena.plots", "ccarena.linux", "pyarrow.parquet"))
         return command(args, out, err)
     except (ScenarioError, StoreError, _BadArgs) as e:
         print(str(e), file=sys.stderr)

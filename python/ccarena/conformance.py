@@ -14,6 +14,8 @@ Matrix file (TOML; ``conformance/matrix.toml`` is the shipped one)::
     sim_seeds = 5           # simulator seeds per cell
     sim_hosts = "kernel"    # the simulator's host turnarounds: as the cell's kernel runs
                             # measured them ("kernel"), or the shipped table ("shipped")
+    identical_flows = "ranked"  # flows alike but for their index: judged by rank ("ranked")
+                                # or each by its own index ("indexed")
 
     [tolerance]             # see TOLERANCE below for the defaults and their meaning
     share = 0.05
@@ -35,6 +37,18 @@ every metric it has agrees. The table also says whether the two ranges
 uses as its regression guard because a 3-run kernel range is itself noisy.
 Kernel runs whose self-checks failed (``trustworthy = false``) are left
 out and counted.
+
+Identical flows. Flows that differ only in their index (the same algorithm,
+RTT, start, size, pacing, ...: a ``count = 5`` entry, say) are
+interchangeable: which of them a run favours is a lottery on the kernel and
+in the simulator alike, so comparing flow 7 with flow 7 judges the draw,
+not the model. With ``identical_flows = "ranked"`` (the default) each run's
+values of every metric are sorted within each class of identical flows,
+largest first, and the class's k-th flow (by index) holds the k-th largest
+value: the judge compares order statistics (the largest share of five
+CUBIC flows with the kernel's largest, and so on), metric by metric. The
+table's ``rank`` column says so (1 = largest; empty for a flow alone in its
+class). ``"indexed"`` judges each flow by its own index.
 
 Runs are stored under ``OUT/runs/`` by their hash, like a sweep's, so an
 interrupted conformance run resumes where it stopped; kernel runs by the
@@ -122,11 +136,25 @@ TOLERANCE: dict[str, tuple[float, float]] = {
     "fct_s": (0.05, 0.10),
 }
 METRICS = list(TOLERANCE)
-MATRIX_KEYS = ("description", "duration", "linux_repeats", "sim_seeds", "sim_hosts", "tolerance", "group")
+MATRIX_KEYS = (
+    "description",
+    "duration",
+    "linux_repeats",
+    "sim_seeds",
+    "sim_hosts",
+    "identical_flows",
+    "tolerance",
+    "group",
+)
 #: Where the simulator's host turnarounds (``[hosts] latency``) come from:
 #: the table the cell's kernel runs measured (the bottleneck's turnaround
 #: meter), or the shipped one.
 SIM_HOSTS = ("kernel", "shipped")
+#: How flows alike but for their index are judged (see the module).
+IDENTICAL_FLOWS = ("ranked", "indexed")
+#: Fields of a normalized flow that tell apart flows otherwise alike (their
+#: position, name and host index): left out of a flow's class.
+_NOT_CLASS = ("id", "group", "label", "host")
 GROUP_KEYS = ("name", "scenario", "sweep", "description")
 
 
@@ -145,6 +173,15 @@ class Cell:
 
     def label(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.values.items()) or "-"
+
+    def classes(self) -> list[list[int]]:
+        """The flow ids of each class of two or more identical flows (alike
+        but for ``_NOT_CLASS``), each sorted, in order of their first flow."""
+        by: dict[str, list[int]] = {}
+        for f in self.scenario.normalized["flows"]:
+            key = json.dumps({k: v for k, v in f.items() if k not in _NOT_CLASS}, sort_keys=True)
+            by.setdefault(key, []).append(int(f["id"]))
+        return [sorted(ids) for ids in by.values() if len(ids) > 1]
 
     def seeds(self, n: int) -> list[int]:
         base = int(self.scenario.normalized["seed"])
@@ -204,6 +241,7 @@ class Matrix:
     tolerance: dict[str, tuple[float, float]]
     cells: list[Cell]
     sim_hosts: str = "kernel"
+    identical_flows: str = "ranked"
 
 
 def _fail(source: str, where: str, what: str) -> ScenarioError:
@@ -230,6 +268,9 @@ def load_matrix(path: str | Path) -> Matrix:
     sim_hosts = doc.get("sim_hosts", "kernel")
     if sim_hosts not in SIM_HOSTS:
         raise _fail(source, "sim_hosts", f"{sim_hosts!r}: expected one of {', '.join(SIM_HOSTS)}")
+    identical = doc.get("identical_flows", "ranked")
+    if identical not in IDENTICAL_FLOWS:
+        raise _fail(source, "identical_flows", f"{identical!r}: expected one of {', '.join(IDENTICAL_FLOWS)}")
     tol = dict(TOLERANCE)
     raw_tol = doc.get("tolerance", {})
     if not isinstance(raw_tol, dict):
@@ -271,7 +312,9 @@ def load_matrix(path: str | Path) -> Matrix:
             raise _fail(source, f"{where}.{e.path}" if e.path else where, e.message) from None
         for p in points:
             cells.append(Cell(name, p.index, p.values, p.scenario))
-    return Matrix(source, str(doc.get("description", "")), linux_repeats, sim_seeds, tol, cells, sim_hosts)
+    return Matrix(
+        source, str(doc.get("description", "")), linux_repeats, sim_seeds, tol, cells, sim_hosts, identical
+    )
 
 
 def select(
@@ -473,6 +516,26 @@ def flow_values(res: Results) -> pd.DataFrame:
     )
 
 
+def rank_within_classes(values: pd.DataFrame, classes: Sequence[Sequence[int]]) -> pd.DataFrame:
+    """One run's ``flow_values`` with every metric sorted within each class
+    of identical flows: the class's k-th flow present (by id) holds the k-th
+    largest value (NaN last), and ``rank`` is k (1 = largest; NaN for a
+    flow alone in its class). Metrics are sorted each on its own: the judge
+    compares each metric's order statistics."""
+    out = values.copy()
+    out["rank"] = math.nan
+    for ids in classes:
+        rows = out.index[out["flow"].isin(ids)]
+        if len(rows) < 2:
+            continue
+        rows = out.loc[rows].sort_values("flow").index
+        for m in METRICS:
+            v = out.loc[rows, m].to_numpy(dtype=float)
+            out.loc[rows, m] = np.concatenate([-np.sort(-v[~np.isnan(v)]), v[np.isnan(v)]])
+        out.loc[rows, "rank"] = np.arange(1, len(rows) + 1, dtype=float)
+    return out
+
+
 def agreement(
     sim: Sequence[float], linux: Sequence[float], tol: tuple[float, float]
 ) -> tuple[bool | None, float]:
@@ -559,6 +622,10 @@ def collect(
             sims.append(flow_values(Results.load(d)))
         if len(sims) < matrix.sim_seeds:
             continue
+        if matrix.identical_flows == "ranked":
+            classes = cell.classes()
+            sims = [rank_within_classes(v, classes) for v in sims]
+            lins = [rank_within_classes(v, classes) for v in lins]
         # A flow that started in only some runs (successive sized
         # flows near the end) is judged on the runs that have it.
         flows = sorted(set().union(*(set(s["flow"]) for s in sims)))
@@ -577,6 +644,8 @@ def collect(
                         "group": cell.group,
                         "values": cell.label(),
                         "flow": int(flow),
+                        # k: the k-th largest of its class of identical flows
+                        "rank": float(s_f[0].get("rank", math.nan)),
                         "cc": str(s_f[0]["cc"]),
                         "rtt_ms": float(s_f[0]["rtt_ms"]),
                         "metric": m,
@@ -605,7 +674,7 @@ def flow_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per cell and flow: agrees when every judged metric agrees;
     the metrics that do not, named."""
     if frame.empty:
-        cols = ["cell", "group", "values", "flow", "cc", "rtt_ms", "agree", "overlap", "disagree"]
+        cols = ["cell", "group", "values", "flow", "rank", "cc", "rtt_ms", "agree", "overlap", "disagree"]
         return pd.DataFrame(columns=cols)
     judged = frame[frame["agree"].notna()]
     keys = ["cell", "group", "values", "flow", "cc", "rtt_ms"]
@@ -616,6 +685,7 @@ def flow_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 **dict(zip(keys, key, strict=True)),
+                "rank": float(g["rank"].iloc[0]) if "rank" in g else math.nan,
                 "agree": not bad,
                 "overlap": not apart,
                 "disagree": ", ".join(bad),

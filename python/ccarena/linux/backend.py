@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
+from ..interrupt import SignalGuard
 from ..results import Results
 from ..scenario import Scenario
 from ..stats import turnaround_median
 from ..store import DEFAULT_ROOT, capture_files, capture_meta, default_run_dir, write_run
 from . import capture, netns
 from .gen import REVISION as GENERATOR_REVISION
-from .interrupt import SignalGuard
 from .netns import Topology
 from .tables import build_tables, self_check
 

@@ -1,36 +1,44 @@
-"""Signals during a Linux-backend run: interrupt the run, never its clean-up.
+"""Signals: interrupt a run, never its clean-up, an import or a process start.
 
-A run owns kernel state that outlives the process (namespaces, veths) and
-files in the temporary directory; a signal must end the run, and the
-clean-up must then finish whatever else arrives. ``SignalGuard``:
+A Linux-backend run owns kernel state that outlives the process
+(namespaces, veths) and files in the temporary directory; a signal must
+end the run, and the clean-up must then finish whatever else arrives.
 
-- installs its own handler for SIGINT, SIGTERM and SIGHUP whatever the
-  inherited disposition (a shell starts ``ccarena run ... &`` in a script
-  with SIGINT ignored; that run must still stop on ``kill -INT``);
-- the handler blocks the three signals (``pthread_sigmask``) before it
-  raises ``Interrupted``, so a second Ctrl-C 0.1 s later waits, pending,
-  until the clean-up is done instead of interrupting it;
-- ``cleanup(*steps)`` runs idempotent steps with the signals blocked and
-  repeats them when a signal that was already on its way landed before the
-  block took effect; every step runs even when one fails;
-- on exit restores the previous handlers, then the previous mask; signals
-  that came during a clean-up an interrupt started are absorbed (the
-  command exits with the first one's status), one that came during an
-  ordinary clean-up is delivered then, to the handler the process had.
+Holding signals. Python runs a signal's handler in the main thread between
+two bytecodes, wherever that is. Blocking the signals with
+``pthread_sigmask`` does not hold them back once the process has a second
+thread (the kernel hands the signal to a thread that does not block it,
+and Python still runs the handler in the main thread): ``ccarena run`` has
+one, the terminal status line's refresh thread, and a mask-based clean-up
+was measured being interrupted there. So holding is done in the handler:
+while a ``held()`` block runs, the three signals' handler only records
+them; the outermost block then hands them on (``deferred``) or leaves
+them to its owner (``SignalGuard.cleanup``).
+
+- ``deferred()``: the signals wait until the block ends, then reach the
+  handler the process had (``signal.raise_signal``). Imports are not
+  interruptible: a ``KeyboardInterrupt`` inside a C extension's
+  initialization (numpy, pandas, pyarrow, matplotlib) surfaces as
+  ``ImportError: initialization failed`` (exit 1), leaves the interpreter
+  marked so that it kills itself by SIGINT at exit after the command
+  printed its own status, or aborts it (``Fatal Python error``, -6): all
+  three seen with SIGINT 0.2-1.3 s into ``ccarena run --backend linux``;
+  ``preload()`` imports a command's modules deferred. Starting a process
+  is not interruptible either (an interrupt inside ``Popen``, after the
+  fork, leaves a child nobody waits for: ``linux.netns.run``).
+- ``SignalGuard``: installs its own handler for SIGINT, SIGTERM and SIGHUP
+  whatever the inherited disposition (a shell starts ``ccarena run ... &``
+  in a script with SIGINT ignored; that run must still stop on ``kill
+  -INT``); the first signal raises ``Interrupted``, later ones are absorbed
+  (the run is already ending; the command exits with the first one's
+  status); ``cleanup(*steps)`` runs every step with the signals held, even
+  when one fails, and raises, after the steps, an interrupt that came
+  during an ordinary (not signal-started) clean-up; on exit the previous
+  handlers return.
 
 ``Interrupted`` is a ``KeyboardInterrupt`` carrying the signal; the command
 line exits ``128 + signal`` (130 for SIGINT, 143 for SIGTERM, 129 for
 SIGHUP), as a shell reports a process that a signal ended.
-
-Imports are not interruptible: a ``KeyboardInterrupt`` raised inside a C
-extension's initialization (numpy, pandas, pyarrow, matplotlib) surfaces as
-``ImportError: initialization failed`` (exit 1), leaves the interpreter
-marked so that it kills itself by SIGINT at exit after the command printed
-its own status, or aborts it (``Fatal Python error``, status -6): all three
-seen with SIGINT 0.2-1.3 s into ``ccarena run --backend linux``.
-``preload()`` imports the modules a command will use with the three
-signals held back (``deferred``); one that came meanwhile is delivered as
-the import ends, at a point where it is an ordinary interrupt.
 """
 
 from __future__ import annotations
@@ -41,31 +49,11 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
+from typing import ClassVar
 
-__all__ = ["SIGNALS", "Interrupted", "SignalGuard", "deferred", "preload"]
+__all__ = ["SIGNALS", "Interrupted", "SignalGuard", "deferred", "held", "preload"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-@contextlib.contextmanager
-def deferred() -> Iterator[None]:
-    """The three signals wait, pending, until the block ends (main thread
-    only: elsewhere Python delivers none)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-def preload(modules: Sequence[str]) -> None:
-    """Import ``modules`` with the signals deferred (see the module)."""
-    with deferred():
-        for name in modules:
-            importlib.import_module(name)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -80,6 +68,75 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+class _Held:
+    """The process's one record of held signals (main thread only)."""
+
+    depth: ClassVar[int] = 0
+    pending: ClassVar[list[int]] = []
+
+
+def _record(signum: int, frame: FrameType | None) -> None:
+    _Held.pending.append(signum)
+
+
+def _install(handler: object) -> dict[int, object]:
+    """Install ``handler`` for the three signals; returns the previous ones."""
+    old = {s: signal.getsignal(s) for s in SIGNALS}
+    for s in SIGNALS:
+        signal.signal(s, handler)  # type: ignore[arg-type]
+    return old
+
+
+def _restore(old: dict[int, object]) -> None:
+    for s, h in old.items():
+        with contextlib.suppress(TypeError, ValueError):  # None: set outside Python
+            signal.signal(s, h)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def held() -> Iterator[list[int]]:
+    """Hold the three signals for the block; yields the list they are
+    recorded in, complete once the block ends, and leaves them to the
+    caller (a nested block leaves them to the outermost). Main thread only;
+    elsewhere Python delivers none and this does nothing."""
+    if not _main_thread():
+        yield []
+        return
+    outer = _Held.depth == 0
+    old = _install(_record) if outer else {}
+    _Held.depth += 1
+    pending = _Held.pending
+    try:
+        yield pending
+    finally:
+        _Held.depth -= 1
+        if outer:
+            _restore(old)
+            _Held.pending = []
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """The signals wait until the block ends, then reach the handler the
+    process had (the first one; a repeat of a signal already on its way
+    adds nothing)."""
+    with held() as pending:
+        yield
+    if pending and _Held.depth == 0:
+        signal.raise_signal(pending[0])
+
+
+def preload(modules: Sequence[str]) -> None:
+    """Import ``modules`` with the signals deferred (see the module)."""
+    with deferred():
+        for name in modules:
+            importlib.import_module(name)
+
+
 class SignalGuard:
     """``with SignalGuard() as g: ... finally: g.cleanup(...)`` (see the module).
 
@@ -87,65 +144,39 @@ class SignalGuard:
     nothing: the caller's own handling applies."""
 
     def __init__(self) -> None:
-        self.active = threading.current_thread() is threading.main_thread()
+        self.active = _main_thread()
         self._old: dict[int, object] = {}
-        self._mask: set[int] = set()
         self.fired = False
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        if self.fired:
+            return  # the run is already ending by a signal
         self.fired = True
         raise Interrupted(signum)
 
     def __enter__(self) -> SignalGuard:
         if self.active:
-            self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
-            for s in SIGNALS:
-                self._old[s] = signal.getsignal(s)
-                signal.signal(s, self._handler)
-            signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+            self._old = _install(self._handler)
         return self
 
-    def block(self) -> None:
-        if self.active:
-            signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
-
     def cleanup(self, *steps: Callable[[], object]) -> None:
-        """Run every step with the signals blocked (they stay blocked until
-        the guard exits). Steps must be idempotent: a signal already on its
-        way may interrupt the first pass, which is then repeated. The first
-        error of a step is raised after all steps ran; an interrupt that
-        landed here is raised after the steps too."""
-        late: Interrupted | None = None
-        for _ in range(len(SIGNALS) + 2):
-            errors: list[Exception] = []
-            try:
-                self.block()
-                for step in steps:
-                    try:
-                        step()
-                    except Exception as e:  # every step runs; the first error is reported
-                        errors.append(e)
-                break
-            except Interrupted as e:
-                late = e
-        if late is not None:
-            raise late
+        """Run every step with the signals held. The first error of a step
+        is raised after all steps ran; an interrupt that came during an
+        ordinary clean-up is raised after the steps too (one that came
+        during a clean-up a signal started is absorbed)."""
+        errors: list[Exception] = []
+        with held() as pending:
+            for step in steps:
+                try:
+                    step()
+                except Exception as e:  # every step runs; the first error is reported
+                    errors.append(e)
+        if pending and not self.fired:
+            self.fired = True
+            raise Interrupted(pending[0])
         if errors:
             raise errors[0]
 
     def __exit__(self, *exc: object) -> None:
-        if not self.active:
-            return
-        self.block()
-        if self.fired:
-            # The run is already ending by a signal: those that came during
-            # the clean-up are absorbed, not delivered to the old handler
-            # (which would end the process by the signal, status -2, after
-            # the clean-up had already said "interrupted").
-            while signal.sigtimedwait(SIGNALS, 0) is not None:
-                pass
-        for s, h in self._old.items():
-            with contextlib.suppress(TypeError, ValueError):
-                signal.signal(s, h)  # type: ignore[arg-type]
-        signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+        if self.active:
+            _restore(self._old)

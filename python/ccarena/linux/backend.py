@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
-from ..interrupt import SignalGuard
+from ..interrupt import SignalGuard, deferred
 from ..results import Results
 from ..scenario import Scenario
 from ..stats import turnaround_median
@@ -274,11 +274,13 @@ class _Procs:
         self.procs: dict[str, subprocess.Popen] = {}
 
     def start(self, name: str, args: list[str], log: Path) -> subprocess.Popen:
-        with open(log, "wb") as lf:
+        # Started and recorded with the signals deferred: an interrupt in
+        # between would leave a process nobody kills (netns.run).
+        with open(log, "wb") as lf, deferred():
             p = subprocess.Popen(
                 args, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT, start_new_session=True
             )
-        self.procs[name] = p
+            self.procs[name] = p
         return p
 
     def stop(self, name: str, timeout: float = 5.0) -> int | None:

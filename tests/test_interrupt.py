@@ -1,0 +1,118 @@
+"""ccarena.interrupt and the Linux backend's commands under signals, without
+root: a signal waits while it would cut an import or a process start in
+two, ends a run through ``SignalGuard`` with 128 + signal, and never leaves
+a child process nobody waits for (tests/test_linux.py's signal trials do
+the same on real runs, as root)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from ccarena.interrupt import Interrupted, SignalGuard, deferred
+from ccarena.linux import netns
+
+
+def _self(sig: int = signal.SIGINT) -> None:
+    os.kill(os.getpid(), sig)
+
+
+def test_a_deferred_signal_lands_when_the_block_ends():
+    reached = False
+    with pytest.raises(KeyboardInterrupt), deferred():
+        _self()
+        reached = True  # not interrupted inside the block
+    assert reached
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_signals_are_held_even_when_another_thread_would_take_them():
+    """The kernel gives a process-directed signal to any thread that does
+    not block it, and Python runs the handler in the main thread anyway:
+    with a second thread alive (as ``ccarena run``'s status line has), a
+    held block must still not be interrupted."""
+    import threading
+
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        with pytest.raises(Interrupted) as e, SignalGuard() as guard:
+            try:
+                raise RuntimeError("the run failed")
+            finally:
+                started: list[int] = []
+                done: list[int] = []
+                guard.cleanup(
+                    lambda: (started.append(1), _self(signal.SIGHUP), sum(range(100_000)), done.append(1))
+                )
+        # The step ran once, uninterrupted; the signal ends the run after it.
+        assert started == [1] and done == [1] and e.value.exit_status == 128 + signal.SIGHUP
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_a_guarded_block_ends_with_the_signals_status_and_cleans_up_once():
+    steps = []
+    with pytest.raises(Interrupted) as e, SignalGuard() as guard:
+        try:
+            _self(signal.SIGTERM)
+            raise AssertionError("not interrupted")
+        finally:
+            # A second signal during the clean-up is absorbed: the run ends
+            # with the first one's status and the step ran once.
+            guard.cleanup(lambda: (steps.append(1), _self(signal.SIGINT)))
+    assert e.value.exit_status == 128 + signal.SIGTERM
+    assert steps == [1]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_interrupt_as_a_command_starts_leaves_no_child_behind(tmp_path, monkeypatch):
+    """The signal arrives while ``Popen`` returns (here: sent from inside
+    it): it is held until ``run`` owns the child, which is then left to
+    finish what it does and is reaped (no orphan doing its work after the
+    clean-up, no zombie). Without the deferral the interrupt lands before
+    ``run`` holds the child."""
+    real = subprocess.Popen
+    started: list[subprocess.Popen] = []
+
+    def popen(*a, **k):
+        p = real(*a, **k)
+        started.append(p)
+        _self()
+        return p
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    mark = tmp_path / "done"
+    with pytest.raises(Interrupted), SignalGuard():
+        netns.run([sys.executable, "-c", f"import time; time.sleep(0.3); open({str(mark)!r}, 'w')"])
+    (p,) = started
+    assert p.returncode == 0 and mark.exists()  # finished, and waited for
+
+
+def test_an_interrupted_command_that_does_not_finish_is_killed(monkeypatch):
+    monkeypatch.setattr(netns, "INTERRUPTED_GRACE_S", 0.2)
+    real = subprocess.Popen
+    started: list[subprocess.Popen] = []
+
+    def popen(*a, **k):
+        p = real(*a, **k)
+        started.append(p)
+        _self()
+        return p
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    with pytest.raises(Interrupted), SignalGuard():
+        netns.run([sys.executable, "-c", "import time; time.sleep(30)"])
+    assert started[0].returncode == -signal.SIGKILL
+
+
+def test_a_command_gets_its_input_and_a_missing_one_is_one_error():
+    assert netns.run(["cat"], input="abc\n").stdout == "abc\n"
+    with pytest.raises(netns.LinuxBackendError, match="no-such-tool-here: command not found"):
+        netns.run(["no-such-tool-here"])

@@ -201,6 +201,40 @@ def test_a_kernel_table_reads_back_as_the_runs_it_was_written_from(tmp_path):
         pd.testing.assert_frame_equal(got.values, run.values, check_dtype=False)
 
 
+def test_retry_untrusted_makes_only_the_untrusted_kernel_run_again(tmp_path, monkeypatch):
+    """--retry-untrusted: of a cell's kernel runs (recorded or under
+    ``out``), only the one whose self-checks failed is made again; one
+    under ``out`` is moved to ``out/untrusted/``, never deleted, and a
+    second one of the same name does not overwrite the first."""
+    import ccarena.conformance as conf
+    from ccarena.conformance import METRICS, KernelRun, KernelRuns, kernel_hash, run_dir
+
+    m = load_matrix(CI)
+    cell = m.cells[0]
+    seeds = cell.seeds(m.linux_repeats)
+    values = pd.DataFrame({"flow": [0], "cc": ["cubic"], "rtt_ms": [10.0]} | {k: [1.0] for k in METRICS})
+    runs = {kernel_hash(cell.with_seed(s)): KernelRun(r != 1, values) for r, s in enumerate(seeds)}
+    made: list[int] = []
+    monkeypatch.setattr(conf, "execute_linux", lambda scn, d: made.append(int(scn.normalized["seed"])))
+    monkeypatch.setattr(conf, "execute_sim", lambda scn, d: None)
+    bad = run_dir(tmp_path, cell.with_seed(seeds[1]), "linux")
+
+    def once(retry: bool) -> None:
+        kernel = KernelRuns(tmp_path, runs)
+        say = lambda _: None  # noqa: E731
+        conf._run_cell(cell, tmp_path, m, linux=True, kernel=kernel, say=say, retry_untrusted=retry)
+
+    once(False)
+    assert made == []
+    for k in (1, 2):
+        bad.mkdir(parents=True)
+        (bad / "mine.txt").write_text(str(k))
+        once(True)
+        assert made == [seeds[1]] * k and not bad.exists()
+    kept = sorted((tmp_path / "untrusted").iterdir())
+    assert [(d / "mine.txt").read_text() for d in kept] == ["1", "2"]
+
+
 def test_sim_hosts_must_be_kernel_or_shipped(tmp_path):
     p = tmp_path / "m.toml"
     p.write_text(CI.read_text().replace("sim_seeds = 5", 'sim_seeds = 5\nsim_hosts = "mine"'))

@@ -105,6 +105,12 @@ def _parser() -> argparse.ArgumentParser:
         help="reuse the kernel runs recorded in FILE (a kernel.parquet of an earlier run, e.g. "
         "conformance/kernel.parquet) instead of running them again; with --sim-only, no root needed",
     )
+    cf.add_argument(
+        "--retry-untrusted",
+        action="store_true",
+        help="make again the selected cells' kernel runs whose self-checks failed (the old run "
+        "is moved to OUT/untrusted/, never deleted)",
+    )
     cf.add_argument("--list", action="store_true", help="list the cells and exit")
 
     lx = sub.add_parser("linux", help="Linux backend utilities")
@@ -595,6 +601,8 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             out.print(f"{c.id}\t{c.label()}")
         out.print(f"{len(cells)} of {len(matrix.cells)} cells")
         return 0
+    if args.retry_untrusted and args.sim_only:
+        raise _BadArgs("ccarena conformance: --retry-untrusted makes kernel runs; not with --sim-only")
     if not args.sim_only:
         from .linux.backend import preflight
 
@@ -608,6 +616,7 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             linux=not args.sim_only,
             reference=reference,
             progress=lambda m: st.update(escape(m)),
+            retry_untrusted=args.retry_untrusted,
         )
     f = conf.flows
     n = len(f)

@@ -404,6 +404,7 @@ class KernelRuns:
         self.out = out
         self.reference = reference or {}
         self._loaded: dict[str, KernelRun] = {}
+        self._set_aside: set[str] = set()
 
     def get(self, scn: Scenario) -> KernelRun | None:
         """The kernel run of ``scn``, or None if there is none yet."""
@@ -414,7 +415,26 @@ class KernelRuns:
         if is_complete(d):
             self._loaded[h] = KernelRun.load(d)
             return self._loaded[h]
-        return self.reference.get(h)
+        return None if h in self._set_aside else self.reference.get(h)
+
+    def set_aside(self, scn: Scenario) -> Path | None:
+        """Stop using the kernel run of ``scn`` so that it is made again:
+        a recorded one is ignored from now on, one under ``out`` is moved to
+        ``out/untrusted/`` (never deleted); returns where it went."""
+        h = kernel_hash(scn)
+        self._loaded.pop(h, None)
+        self._set_aside.add(h)
+        d = run_dir(self.out, scn, "linux")
+        if not d.exists():
+            return None
+        dest = self.out / "untrusted" / d.name
+        n = 1
+        while dest.exists():
+            n += 1
+            dest = self.out / "untrusted" / f"{d.name}.{n}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        d.rename(dest)
+        return dest
 
     def of_cell(self, cell: Cell, repeats: int) -> list[KernelRun] | None:
         """Every kernel run of ``cell``, or None while any is missing."""
@@ -579,11 +599,17 @@ def _run_cell(
     linux: bool,
     kernel: KernelRuns,
     say: Callable[[str], None],
+    retry_untrusted: bool = False,
 ) -> None:
     if linux:
         for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
             scn = cell.with_seed(seed)
-            if kernel.get(scn) is None:
+            run = kernel.get(scn)
+            if run is not None and retry_untrusted and not run.trustworthy:
+                moved = kernel.set_aside(scn)
+                say(f"{cell.id} linux {r + 1}: untrustworthy, run again" + (f" ({moved})" if moved else ""))
+                run = None
+            if run is None:
                 say(f"{cell.id} linux {r + 1}/{matrix.linux_repeats}")
                 execute_linux(scn, run_dir(out, scn, "linux"))
     # The simulator's side with the hosts the kernel runs measured (the
@@ -838,6 +864,7 @@ def run_conformance(
     reference: dict[str, KernelRun] | None = None,
     figure: bool = True,
     progress: Callable[[str], None] | None = None,
+    retry_untrusted: bool = False,
 ) -> Conformance:
     """Run the selected cells (skipping runs already there, and kernel runs
     the ``reference`` holds; the kernel's only with ``linux``), then judge
@@ -845,7 +872,9 @@ def run_conformance(
     the kernel ``reference`` (``load_kernel_reference``), and write
     ``conformance.parquet``,
     ``kernel.parquet``, ``flows.csv``, ``conformance.png`` and
-    ``report.html`` into ``out``."""
+    ``report.html`` into ``out``. With ``retry_untrusted`` (and ``linux``)
+    a selected cell's kernel runs whose self-checks failed are made again,
+    the old ones moved to ``out/untrusted/`` (``KernelRuns.set_aside``)."""
     say = progress or (lambda m: None)
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
@@ -853,7 +882,7 @@ def run_conformance(
     kernel = KernelRuns(out, reference)
     for k, cell in enumerate(chosen):
         say(f"[{k + 1}/{len(chosen)}] {cell.id} {cell.label()}")
-        _run_cell(cell, out, matrix, linux=linux, kernel=kernel, say=say)
+        _run_cell(cell, out, matrix, linux=linux, kernel=kernel, say=say, retry_untrusted=retry_untrusted)
     frame = collect(matrix, matrix.cells, out, kernel)
     flows = flow_verdicts(frame)
     _write_parquet(frame, out / "conformance.parquet")

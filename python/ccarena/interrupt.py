@@ -93,8 +93,11 @@ def _install(handler: object) -> dict[int, object]:
 
 def _restore(old: dict[int, object]) -> None:
     for s, h in old.items():
-        with contextlib.suppress(TypeError, ValueError):  # None: set outside Python
-            signal.signal(s, h)  # type: ignore[arg-type]
+        if h is None:
+            # Installed outside Python (a C extension): not restorable from
+            # here; Python's own default stands in.
+            h = signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL
+        signal.signal(s, h)  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager

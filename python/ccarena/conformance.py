@@ -810,7 +810,13 @@ def report(matrix: Matrix, frame: pd.DataFrame, out: Path, figure: Path | None) 
         f"{frame['cell'].nunique() if not frame.empty else 0} of {len(matrix.cells)} cells run. "
         f"Kernel: {matrix.linux_repeats} runs per cell; simulator: {matrix.sim_seeds} seeds. A metric agrees "
         "when the simulator's mean lies in the kernel's range widened by the allowance "
-        "(the larger of the absolute tolerance and the relative one times the kernel's mean).</p>",
+        "(the larger of the absolute tolerance and the relative one times the kernel's mean). "
+        + (
+            "Flows alike but for their index are judged by rank: a row with a <i>rank</i> k compares "
+            "the k-th largest value of its class in each run, metric by metric.</p>"
+            if matrix.identical_flows == "ranked"
+            else "Every flow is judged by its own index.</p>"
+        ),
         "<h2>Tolerances</h2>",
         _html_table(tol),
     ]

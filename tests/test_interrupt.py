@@ -72,12 +72,10 @@ def test_a_guarded_block_ends_with_the_signals_status_and_cleans_up_once():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_an_interrupt_as_a_command_starts_leaves_no_child_behind(tmp_path, monkeypatch):
-    """The signal arrives while ``Popen`` returns (here: sent from inside
-    it): it is held until ``run`` owns the child, which is then left to
-    finish what it does and is reaped (no orphan doing its work after the
-    clean-up, no zombie). Without the deferral the interrupt lands before
-    ``run`` holds the child."""
+@pytest.fixture
+def signalling_popen(monkeypatch) -> list[subprocess.Popen]:
+    """``Popen`` that sends this process SIGINT as it returns (a signal
+    landing while a child is being started); the children it started."""
     real = subprocess.Popen
     started: list[subprocess.Popen] = []
 
@@ -88,28 +86,26 @@ def test_an_interrupt_as_a_command_starts_leaves_no_child_behind(tmp_path, monke
         return p
 
     monkeypatch.setattr(subprocess, "Popen", popen)
+    return started
+
+
+def test_an_interrupt_as_a_command_starts_leaves_no_child_behind(tmp_path, signalling_popen):
+    """The signal is held until ``run`` owns the child, which is then left
+    to finish what it does and is reaped (no orphan doing its work after
+    the clean-up, no zombie). Without the deferral the interrupt lands
+    before ``run`` holds the child."""
     mark = tmp_path / "done"
     with pytest.raises(Interrupted), SignalGuard():
         netns.run([sys.executable, "-c", f"import time; time.sleep(0.3); open({str(mark)!r}, 'w')"])
-    (p,) = started
+    (p,) = signalling_popen
     assert p.returncode == 0 and mark.exists()  # finished, and waited for
 
 
-def test_an_interrupted_command_that_does_not_finish_is_killed(monkeypatch):
+def test_an_interrupted_command_that_does_not_finish_is_killed(monkeypatch, signalling_popen):
     monkeypatch.setattr(netns, "INTERRUPTED_GRACE_S", 0.2)
-    real = subprocess.Popen
-    started: list[subprocess.Popen] = []
-
-    def popen(*a, **k):
-        p = real(*a, **k)
-        started.append(p)
-        _self()
-        return p
-
-    monkeypatch.setattr(subprocess, "Popen", popen)
     with pytest.raises(Interrupted), SignalGuard():
         netns.run([sys.executable, "-c", "import time; time.sleep(30)"])
-    assert started[0].returncode == -signal.SIGKILL
+    assert signalling_popen[0].returncode == -signal.SIGKILL
 
 
 def test_a_command_gets_its_input_and_a_missing_one_is_one_error():

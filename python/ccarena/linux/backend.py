@@ -19,6 +19,7 @@ The order of a run:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -293,7 +294,12 @@ class _Procs:
                 p.wait(timeout)
             except subprocess.TimeoutExpired:
                 p.kill()
-                p.wait()
+                # Timed, never an untimed wait: an interrupt that landed
+                # inside an earlier wait can leave its lock taken
+                # (netns.run), and the clean-up must not block on it. A
+                # killed child not reaped here is a zombie until exit.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    p.wait(5.0)
         return p.returncode
 
     def kill_all(self) -> None:

@@ -75,61 +75,33 @@ HOST_IF = "eth0"
 OFFLOADS = ("tso", "gso", "gro", "lro", "tx", "rx", "sg", "rx-gro-list", "rx-udp-gro-forwarding")
 
 
-#: How long an interrupted command (``ip``, ``ethtool``, ``sysctl``: a few
-#: milliseconds) may take to finish before it is killed.
-INTERRUPTED_GRACE_S = 2.0
-
-
 def run(
     args: Sequence[str], *, check: bool = True, timeout: float = 20.0, input: str | None = None
 ) -> subprocess.CompletedProcess:
     """Run one command (an argument list), capturing its output.
 
-    Signals: the child is started with them deferred, so that an interrupt
-    cannot land inside ``Popen`` (after the fork, while it waits for the
-    exec) and leave a child nobody waits for, doing its work after the
-    clean-up looked (an ``ip netns add`` creating its namespace once the
-    run's were removed). Interrupted later, the command is left
-    ``INTERRUPTED_GRACE_S`` to finish, so that what it changes is done or
-    not done, then killed."""
-    p: subprocess.Popen | None = None
+    Signals wait until the command is done (``interrupt.deferred``; the
+    commands are ``ip``, ``ethtool``, ``sysctl``: milliseconds, ``timeout``
+    at most). An interrupt inside ``subprocess`` leaves it broken: inside
+    ``Popen``, after the fork, a child nobody waits for goes on to do its
+    work after the clean-up looked (an ``ip netns add`` creating its
+    namespace once the run's were removed); inside ``wait``, between
+    taking its lock and the ``try`` that releases it, the lock stays taken
+    and the next untimed wait blocks for ever (the likeliest cause of a
+    run, interrupted twice while building, that hung until killed)."""
     try:
         with deferred():
-            p = subprocess.Popen(
-                list(args),
-                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+            cp = subprocess.run(
+                list(args), capture_output=True, text=True, timeout=timeout, check=False, input=input
             )
-        out, err = p.communicate(input, timeout=timeout)
     except FileNotFoundError:
         raise LinuxBackendError(f"{args[0]}: command not found") from None
     except subprocess.TimeoutExpired:
-        _end(p, 0.0)
         raise LinuxBackendError(f"{' '.join(args)}: timed out after {timeout:g} s") from None
-    except BaseException:
-        _end(p, INTERRUPTED_GRACE_S)
-        raise
-    cp = subprocess.CompletedProcess(list(args), p.returncode, out, err)
     if check and cp.returncode != 0:
         msg = (cp.stderr or cp.stdout).strip().splitlines()
         raise LinuxBackendError(f"{' '.join(args)}: {msg[-1] if msg else f'exit {cp.returncode}'}")
     return cp
-
-
-def _end(p: subprocess.Popen | None, grace: float) -> None:
-    """Wait up to ``grace`` s for ``p``, kill it if it is still there, close its pipes."""
-    if p is None:
-        return
-    try:
-        p.wait(grace)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-    for f in (p.stdin, p.stdout, p.stderr):
-        if f is not None:
-            f.close()
 
 
 def new_prefix() -> str:

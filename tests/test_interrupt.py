@@ -47,10 +47,19 @@ def test_signals_are_held_even_when_another_thread_would_take_them():
             finally:
                 started: list[int] = []
                 done: list[int] = []
+                # Python-level work after the signal (a comprehension checks
+                # for signals between bytecodes; a C call such as sum() would
+                # not, and would pass under a mask-based clean-up too).
                 guard.cleanup(
-                    lambda: (started.append(1), _self(signal.SIGHUP), sum(range(100_000)), done.append(1))
+                    lambda: (
+                        started.append(1),
+                        _self(signal.SIGHUP),
+                        [x for x in range(300_000)],
+                        done.append(1),
+                    )
                 )
-        # The step ran once, uninterrupted; the signal ends the run after it.
+        # The step ran once, uninterrupted; the signal ends the run after it
+        # (a pthread_sigmask clean-up: started 5 times, never done).
         assert started == [1] and done == [1] and e.value.exit_status == 128 + signal.SIGHUP
     finally:
         stop.set()
@@ -121,3 +130,50 @@ def test_a_command_gets_its_input_and_a_missing_one_is_one_error():
     assert netns.run(["cat"], input="abc\n").stdout == "abc\n"
     with pytest.raises(netns.LinuxBackendError, match="no-such-tool-here: command not found"):
         netns.run(["no-such-tool-here"])
+
+
+def test_every_handler_comes_back_even_when_one_fails():
+    """Restoring goes on past a handler that raises as it comes back (a
+    signal already on its way): here the first one cannot be set at all."""
+    from ccarena.interrupt import _restore
+
+    marker = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, lambda *a: None)
+    signal.signal(signal.SIGHUP, lambda *a: None)
+    try:
+        with pytest.raises(TypeError):
+            _restore({signal.SIGINT: "not a handler", signal.SIGTERM: marker, signal.SIGHUP: signal.SIG_DFL})
+        assert signal.getsignal(signal.SIGTERM) is marker
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGTERM, marker)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def test_ctrl_c_while_the_command_imports_is_an_ordinary_interrupt(tmp_path, monkeypatch, capsys):
+    """A SIGINT while ``ccarena run`` imports its modules waits until they
+    are in, then ends the command as any Ctrl-C does: exit 130, one line,
+    nothing written."""
+    import importlib
+
+    from ccarena import interrupt
+    from ccarena.cli import main
+
+    real = importlib.import_module
+
+    def import_module(name: str):
+        _self()
+        return real(name)
+
+    monkeypatch.setattr(interrupt.importlib, "import_module", import_module)
+    scn = tmp_path / "s.toml"
+    scn.write_text('duration = "1s"\n[bottleneck]\nrate = "10Mbps"\n[[flows]]\ncc = "reno"\nrtt = "20ms"\n')
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        assert main(["run", str(scn), "--out", str(tmp_path / "out"), "--no-figure"]) == 130
+    finally:
+        for s, h in saved.items():  # the CLI ignores them on its way out
+            signal.signal(s, h)
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "ccarena: interrupted (SIGINT)"
+    assert not (tmp_path / "out").exists()

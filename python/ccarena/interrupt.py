@@ -84,20 +84,34 @@ def _record(signum: int, frame: FrameType | None) -> None:
 
 
 def _install(handler: object) -> dict[int, object]:
-    """Install ``handler`` for the three signals; returns the previous ones."""
+    """Install ``handler`` for the three signals; returns the previous ones.
+    A signal that a previous handler turns into an exception half way
+    leaves the previous ones in place."""
     old = {s: signal.getsignal(s) for s in SIGNALS}
-    for s in SIGNALS:
-        signal.signal(s, handler)  # type: ignore[arg-type]
+    try:
+        for s in SIGNALS:
+            signal.signal(s, handler)  # type: ignore[arg-type]
+    except BaseException:
+        _restore(old)
+        raise
     return old
 
 
 def _restore(old: dict[int, object]) -> None:
-    for s, h in old.items():
-        if h is None:
-            # Installed outside Python (a C extension): not restorable from
-            # here; Python's own default stands in.
-            h = signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL
+    """Put back every handler in ``old``, all of them even when one that
+    comes back raises on a signal already on its way (each later one is
+    restored in a ``finally``)."""
+    if not old:
+        return
+    (s, h), *rest = old.items()
+    if h is None:
+        # Installed outside Python (a C extension): not restorable from
+        # here; Python's own default stands in.
+        h = signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL
+    try:
         signal.signal(s, h)  # type: ignore[arg-type]
+    finally:
+        _restore(dict(rest))
 
 
 @contextlib.contextmanager
@@ -118,8 +132,10 @@ def held() -> Iterator[list[int]]:
     finally:
         _Held.depth -= 1
         if outer:
-            _restore(old)
+            # A fresh record first: a signal the restored handler acts on
+            # at once must not leave this block's signals to the next one.
             _Held.pending = []
+            _restore(old)
 
 
 @contextlib.contextmanager

@@ -372,6 +372,14 @@ def test_seeds_differ_with_host_noise_and_not_without():
     assert share(2, "measured") == share(2, "measured")
 
 
+def _unjudged(out: Path) -> list[str]:
+    """The cells of a conformance run under ``out`` without one trustworthy
+    kernel run."""
+    k = pd.read_parquet(out / "kernel.parquet")
+    ok = k.groupby("cell")["trustworthy"].any()
+    return sorted(ok[~ok].index)
+
+
 @pytest.mark.linux
 @pytest.mark.skipif(linux_unavailable() is not None, reason=linux_unavailable() or "")
 def test_ci_subset_agrees_with_the_kernel(tmp_path):
@@ -386,6 +394,14 @@ def test_ci_subset_agrees_with_the_kernel(tmp_path):
     meets the kernel's widened range): every mixed-RTT share must overlap,
     and at least 60% of the flows on every metric."""
     c = run_conformance(load_matrix(CI), tmp_path, figure=False)
+    if not pd.read_parquet(tmp_path / "kernel.parquet")["trustworthy"].all():
+        # Runs the bottleneck's self-check rejected (the machine released
+        # frames late): made once more, as --retry-untrusted does.
+        c = run_conformance(load_matrix(CI), tmp_path, figure=False, retry_untrusted=True)
+    missing = _unjudged(tmp_path)
+    if missing:
+        cells = ", ".join(missing)
+        pytest.skip(f"no trustworthy kernel run of {cells}, twice: the machine's timing is too noisy")
     f = c.flows
     assert len(f) >= 18
     share = c.frame[(c.frame["group"] == "mixed-rtt") & (c.frame["metric"] == "share")]

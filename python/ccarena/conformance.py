@@ -190,9 +190,7 @@ class Cell:
     def with_seed(self, seed: int, hosts: HostTable | None = None) -> Scenario:
         """The cell's scenario at ``seed``; with ``hosts``, its hosts'
         turnarounds drawn from that table."""
-        doc = self.scenario.raw
-        if hosts is not None:
-            doc = {**doc, "hosts": {**doc.get("hosts", {}), "latency": hosts.latency()}}
+        doc = self.scenario.raw if hosts is None else hosts.onto(self.scenario.raw)
         return Scenario.from_dict(doc, source=self.scenario.source, overrides=[f"seed={seed}"])
 
 
@@ -230,6 +228,11 @@ class HostTable:
 
     def latency(self) -> dict[str, list[float]]:
         return {"sender_us": list(self.sender_us), "receiver_us": list(self.receiver_us)}
+
+    def onto(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """A scenario document whose hosts are these (``[hosts] latency``),
+        its other ``[hosts]`` settings kept."""
+        return {**doc, "hosts": {**doc.get("hosts", {}), "latency": self.latency()}}
 
 
 @dataclass

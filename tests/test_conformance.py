@@ -80,6 +80,46 @@ def test_agreement_is_the_kernel_range_widened_by_the_tolerance():
     assert agreement([math.nan], [1.0], tol) == (None, pytest.approx(math.nan, nan_ok=True))
 
 
+def test_the_permutation_test_of_means_counts_splits():
+    from ccarena.stats import permutation_p
+
+    # [1,2,3] vs [4,5,6]: of the 20 splits of six values, only the observed
+    # one and its mirror are as far apart.
+    assert permutation_p([1, 2, 3], [4, 5, 6]) == pytest.approx(2 / 20)
+    assert permutation_p([4, 5, 6], [1, 2, 3]) == pytest.approx(2 / 20)
+    assert permutation_p([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]) == 1.0
+    # 5 seeds against 3 runs, all apart: 1 of 56 splits (no mirror split
+    # of unequal groups is as far apart).
+    assert permutation_p([10, 11, 12, 13, 14], [1, 2, 3]) == pytest.approx(1 / 56)
+    assert math.isnan(permutation_p([], [1.0])) and math.isnan(permutation_p([1.0], [math.nan]))
+    # Too many splits to list (184,756): drawn, from a fixed seed.
+    far = permutation_p(range(10), range(100, 110))
+    assert far == pytest.approx(1 / 20001) and far == permutation_p(range(10), range(100, 110))
+    same = permutation_p([0.0, 1.0] * 5, [1.0, 0.0] * 5)
+    assert same == 1.0
+
+
+def test_more_runs_of_chosen_cells(tmp_path, capsys):
+    """--cell picks cells by id; --linux-repeats and --sim-seeds override the
+    matrix's counts. Run r keeps its seed, so the reference's three runs
+    are a cell's first three, and a fourth is missing from it."""
+    out = tmp_path / "out"
+    args = ["conformance", str(MATRIX), "--sim-only", "--kernel", str(REFERENCE), "--out", str(out)]
+    assert main([*args, "--cell", "mixed-rtt/0", "--sim-seeds", "2"]) == 0
+    f = pd.read_parquet(out / "conformance.parquet")
+    assert set(f["cell"]) == {"mixed-rtt/0"} and set(f["n_sim"]) == {2} and set(f["n_linux"]) == {3}
+    assert f["p_means"].between(0, 1).all()
+    capsys.readouterr()
+    assert main([*args, "--cell", "mixed-rtt/0", "--sim-seeds", "2", "--linux-repeats", "4"]) == 0
+    assert pd.read_parquet(out / "conformance.parquet").empty
+    assert "0 of 0 flows" in capsys.readouterr().out
+    for bad in (["--linux-repeats", "0"], ["--sim-seeds", "1001"], ["--cell", "no-such/1"]):
+        other = tmp_path / "other"
+        assert main(["conformance", str(MATRIX), "--sim-only", "--out", str(other), *bad]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and bad[0] in err and not other.exists()
+
+
 @pytest.mark.parametrize(
     ("text", "where"),
     [

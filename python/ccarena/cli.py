@@ -12,6 +12,7 @@ that are not built yet.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import signal
 import sys
@@ -97,7 +98,23 @@ def _parser() -> argparse.ArgumentParser:
     cf.add_argument(
         "--group", action="append", default=[], metavar="PATTERN", help="only these groups (glob)"
     )
+    cf.add_argument(
+        "--cell",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only these cells, by id (glob: sized/*)",
+    )
     cf.add_argument("--part", metavar="K/N", help="run only part K of N of the selected cells")
+    cf.add_argument(
+        "--linux-repeats",
+        type=int,
+        metavar="N",
+        help="kernel runs per cell, instead of the matrix's (the first ones are those already made)",
+    )
+    cf.add_argument(
+        "--sim-seeds", type=int, metavar="N", help="simulator seeds per cell, instead of the matrix's"
+    )
     cf.add_argument("--sim-only", action="store_true", help="run only the simulator's side (no root needed)")
     cf.add_argument(
         "--kernel",
@@ -591,11 +608,22 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
     from .conformance import load_kernel_reference, load_matrix, run_conformance, select
 
     matrix = load_matrix(args.matrix)
+    for flag, value, lo, hi in (
+        ("--linux-repeats", args.linux_repeats, 1, 100),
+        ("--sim-seeds", args.sim_seeds, 1, 1000),
+    ):
+        if value is not None and not lo <= value <= hi:
+            raise _BadArgs(f"ccarena conformance: {flag} {value}: expected an integer from {lo} to {hi}")
+    if args.linux_repeats is not None:
+        matrix = dataclasses.replace(matrix, linux_repeats=args.linux_repeats)
+    if args.sim_seeds is not None:
+        matrix = dataclasses.replace(matrix, sim_seeds=args.sim_seeds)
     reference = load_kernel_reference(args.kernel) if args.kernel is not None else None
     part = _parse_part(args.part)
-    cells = select(matrix.cells, args.group, part)
+    cells = select(matrix.cells, args.group, part, args.cell)
     if not cells:
-        raise _BadArgs(f"ccarena conformance: {args.matrix}: no cell matches --group {' '.join(args.group)}")
+        chosen = " ".join([f"--group {g}" for g in args.group] + [f"--cell {c}" for c in args.cell])
+        raise _BadArgs(f"ccarena conformance: {args.matrix}: no cell matches {chosen}")
     if args.list:
         for c in cells:
             out.print(f"{c.id}\t{c.label()}")
@@ -613,6 +641,7 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             args.out,
             groups=args.group,
             part=part,
+            ids=args.cell,
             linux=not args.sim_only,
             reference=reference,
             progress=lambda m: st.update(escape(m)),

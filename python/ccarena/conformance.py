@@ -36,7 +36,19 @@ every metric it has agrees. The table also says whether the two ranges
 (``overlap``): the looser, distribution-level reading, which the CI subset
 uses as its regression guard because a 3-run kernel range is itself noisy.
 Kernel runs whose self-checks failed (``trustworthy = false``) are left
-out and counted.
+out and counted. ``p_means`` is a third reading: the two-sided permutation
+test of equal means, the simulator's seeds against the kernel's runs
+(``stats.permutation_p``; with 5 seeds and 3 runs the smallest p is
+0.018). A small p where the verdict is "agree" says the means differ
+although the ranges meet; a disagreement with a large p is one more kernel
+runs are likely to dissolve (docs/validation.md, "Ten kernel runs").
+
+Where a few runs cannot tell, run more of the same cells: ``--cell
+PATTERN`` picks cells by id (``mixed-rtt/32``, ``sized/*``), and
+``--linux-repeats N`` / ``--sim-seeds N`` override the matrix's counts.
+Run r of a cell always has the seed ``derive_seed(seed, r)``, so the
+first runs are the ones already made (or in ``--kernel FILE``) and only the
+further ones are run.
 
 Identical flows. Flows that differ only in their index (the same algorithm,
 RTT, start, size, pacing, ...: a ``count = 5`` entry, say) are
@@ -103,7 +115,7 @@ from .linux.gen import REVISION as GENERATOR_REVISION
 from .results import Results
 from .runner import execute as execute_sim
 from .scenario import Scenario, ScenarioError, read_toml
-from .stats import turnaround_median
+from .stats import permutation_p, turnaround_median
 from .store import is_complete, write_bytes_atomic
 from .sweep import derive_seed, expand, parse_sweep
 
@@ -321,10 +333,15 @@ def load_matrix(path: str | Path) -> Matrix:
 
 
 def select(
-    cells: Sequence[Cell], groups: Sequence[str] = (), part: tuple[int, int] | None = None
+    cells: Sequence[Cell],
+    groups: Sequence[str] = (),
+    part: tuple[int, int] | None = None,
+    ids: Sequence[str] = (),
 ) -> list[Cell]:
-    """The cells of the given groups (shell patterns), then part K of N."""
+    """The cells of the given groups and with the given ids (shell patterns
+    each; none given: all), then part K of N."""
     out = [c for c in cells if not groups or any(fnmatch.fnmatchcase(c.group, g) for g in groups)]
+    out = [c for c in out if not ids or any(fnmatch.fnmatchcase(c.id, i) for i in ids)]
     if part is not None:
         k, n = part
         out = [c for i, c in enumerate(out) if i % n == k - 1]
@@ -687,6 +704,7 @@ def collect(
                         "allowance": allow,
                         "agree": ok,
                         "overlap": _overlap(sv, lv, allow),
+                        "p_means": permutation_p(sv, lv),
                         "n_sim": len(sv),
                         "n_linux": len(lv),
                         "linux_untrusted": untrusted,
@@ -869,6 +887,7 @@ def run_conformance(
     *,
     groups: Sequence[str] = (),
     part: tuple[int, int] | None = None,
+    ids: Sequence[str] = (),
     linux: bool = True,
     reference: dict[str, KernelRun] | None = None,
     figure: bool = True,
@@ -887,7 +906,7 @@ def run_conformance(
     say = progress or (lambda m: None)
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
-    chosen = select(matrix.cells, groups, part)
+    chosen = select(matrix.cells, groups, part, ids)
     kernel = KernelRuns(out, reference)
     for k, cell in enumerate(chosen):
         say(f"[{k + 1}/{len(chosen)}] {cell.id} {cell.label()}")

@@ -101,8 +101,9 @@ def test_the_permutation_test_of_means_counts_splits():
 
 def test_more_runs_of_chosen_cells(tmp_path, capsys):
     """--cell picks cells by id; --linux-repeats and --sim-seeds override the
-    matrix's counts. Run r keeps its seed, so the reference's three runs
-    are a cell's first three, and a fourth is missing from it."""
+    matrix's counts. Run r keeps its seed, so a cell the reference holds ten
+    runs of is judged on them at --linux-repeats 10, and one it holds three
+    of is left unjudged (runs 4-10 missing), not judged on fewer."""
     out = tmp_path / "out"
     args = ["conformance", str(MATRIX), "--sim-only", "--kernel", str(REFERENCE), "--out", str(out)]
     assert main([*args, "--cell", "mixed-rtt/1", "--sim-seeds", "2"]) == 0

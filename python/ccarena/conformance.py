@@ -95,6 +95,7 @@ missing, never judged against another scenario's runs.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import hashlib
 import html
@@ -258,12 +259,28 @@ class Matrix:
     sim_hosts: str = "kernel"
     identical_flows: str = "ranked"
 
+    def with_counts(
+        self, linux_repeats: int | None = None, sim_seeds: int | None = None, source: str = "<counts>"
+    ) -> Matrix:
+        """This matrix with other run counts (None: keep), checked against
+        the bounds a matrix file has (``COUNTS``; ``ScenarioError`` naming
+        ``source`` and the count otherwise)."""
+        given = {
+            k: v for k, v in (("linux_repeats", linux_repeats), ("sim_seeds", sim_seeds)) if v is not None
+        }
+        return dataclasses.replace(self, **{k: _count(given, k, source) for k in given})
+
+
+#: The run counts a matrix sets: (default, least, most).
+COUNTS = {"linux_repeats": (3, 1, 100), "sim_seeds": (5, 1, 1000)}
+
 
 def _fail(source: str, where: str, what: str) -> ScenarioError:
     return ScenarioError(source, where, what)
 
 
-def _count(doc: dict[str, Any], key: str, default: int, lo: int, hi: int, source: str) -> int:
+def _count(doc: Mapping[str, Any], key: str, source: str) -> int:
+    default, lo, hi = COUNTS[key]
     v = doc.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise _fail(source, key, f"{v!r}: expected an integer from {lo} to {hi}")
@@ -278,8 +295,8 @@ def load_matrix(path: str | Path) -> Matrix:
     for k in doc:
         if k not in MATRIX_KEYS:
             raise _fail(source, k, f"unknown field; expected one of {', '.join(MATRIX_KEYS)}")
-    linux_repeats = _count(doc, "linux_repeats", 3, 1, 100, source)
-    sim_seeds = _count(doc, "sim_seeds", 5, 1, 1000, source)
+    linux_repeats = _count(doc, "linux_repeats", source)
+    sim_seeds = _count(doc, "sim_seeds", source)
     sim_hosts = doc.get("sim_hosts", "kernel")
     if sim_hosts not in SIM_HOSTS:
         raise _fail(source, "sim_hosts", f"{sim_hosts!r}: expected one of {', '.join(SIM_HOSTS)}")

@@ -244,6 +244,26 @@ def test_a_kernel_table_reads_back_as_the_runs_it_was_written_from(tmp_path):
         pd.testing.assert_frame_equal(got.values, run.values, check_dtype=False)
 
 
+def test_a_kernel_table_keeps_the_runs_past_the_count_up_to_the_first_gap(tmp_path):
+    """Judging with fewer repeats than a reference records must not drop
+    the rest from the kernel.parquet it writes: runs past linux_repeats are
+    kept while they follow on without a gap (the ones after a gap were not
+    made by run r = 0, 1, ... and are not this cell's sequence)."""
+    from ccarena.conformance import METRICS, KernelRun, KernelRuns, kernel_hash, kernel_table
+
+    m = load_matrix(CI)
+    cell = m.cells[0]
+    values = pd.DataFrame({"flow": [0], "cc": ["cubic"], "rtt_ms": [10.0]} | {k: [1.0] for k in METRICS})
+    seeds = cell.seeds(m.linux_repeats + 4)
+    have = [*range(m.linux_repeats + 2), m.linux_repeats + 3]  # a gap at linux_repeats + 2
+    runs = {kernel_hash(cell.with_seed(seeds[r])): KernelRun(True, values) for r in have}
+    table = kernel_table(m, [cell], KernelRuns(tmp_path, runs))
+    assert table["repeat"].tolist() == list(range(m.linux_repeats + 2))
+    # Below the count a missing run is skipped, not an end.
+    some = {kernel_hash(cell.with_seed(seeds[r])): KernelRun(True, values) for r in (0, 2)}
+    assert kernel_table(m, [cell], KernelRuns(tmp_path, some))["repeat"].tolist() == [0, 2]
+
+
 def test_retry_untrusted_makes_only_the_untrusted_kernel_run_again(tmp_path, monkeypatch):
     """--retry-untrusted: of a cell's kernel runs (recorded or under
     ``out``), only the one whose self-checks failed is made again; one

@@ -86,7 +86,10 @@ running them again: with ``--sim-only`` the simulator's side is run and
 judged against the recorded kernel runs, with no root and no Linux
 backend; without it, only the kernel runs the table lacks are run (a
 raised ``linux_repeats``, a new cell), and every row of the new
-``kernel.parquet`` says on which kernel its run was made. ``conformance/kernel.parquet`` is the shipped
+``kernel.parquet`` says on which kernel its run was made; runs past the
+count that a cell has without a gap (made with a larger
+``--linux-repeats``, here or in the ``--kernel`` table) stay in it, so
+judging with fewer repeats loses none. ``conformance/kernel.parquet`` is the shipped
 reference for the shipped matrix (docs/validation.md says on which machine,
 kernel and date it was recorded). A cell whose scenario changed since the
 reference was recorded has a different ``kernel_hash`` and is reported as
@@ -486,13 +489,19 @@ class KernelRuns:
 
 def kernel_table(matrix: Matrix, cells: Sequence[Cell], kernel: KernelRuns) -> pd.DataFrame:
     """The kernel reference table of the given cells: every kernel run there,
-    one row per run and flow."""
+    one row per run and flow. Past the matrix's ``linux_repeats`` a cell's
+    runs go on up to the first one missing, so that a run with fewer
+    repeats than its ``--kernel`` file records (or than it made before)
+    writes a table that still holds them all."""
+    most = COUNTS["linux_repeats"][2]
     frames = []
     for cell in cells:
-        for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
+        for r, seed in enumerate(cell.seeds(most)):
             scn = cell.with_seed(seed)
             run = kernel.get(scn)
             if run is None:
+                if r >= matrix.linux_repeats:
+                    break
                 continue
             f = run.values.copy()
             head = {

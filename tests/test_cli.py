@@ -77,6 +77,9 @@ BAD = [
         {"latency": {"sender_us": [50.0] * 18, "receiver_us": [60.0] + [50.0] * 17}},
         "hosts.latency.receiver_us[1]",
     ),
+    ("a tick rate Linux does not offer", ("hosts",), {"hz": 200}, "hosts.hz"),
+    ("a tick rate as a string", ("hosts",), {"hz": "250"}, "hosts.hz"),
+    ("delayed ACKs not a boolean", ("hosts",), {"delack": "linux"}, "hosts"),
 ]
 
 

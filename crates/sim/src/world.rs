@@ -25,6 +25,7 @@ use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::sched::EventQueue;
+use crate::tcp::delack::Jiffies;
 use crate::tcp::receiver::{AckOptions, EcnEcho, Receiver};
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::units::{Dur, Time};
@@ -163,6 +164,15 @@ impl<'a, T: Taps> World<'a, T> {
         let mut flows = Vec::with_capacity(n);
         // One copy of the hosts' table, shared by every flow's ACK path.
         let turnarounds = sc.hosts.latency.turnarounds();
+        // One kernel's jiffies for every host (`tcp/delack.rs`), at a phase
+        // drawn from the seed.
+        let jiffies = sc.hosts.delack.then(|| {
+            let tick = 1_000_000_000 / sc.hosts.hz;
+            Jiffies::new(
+                sc.hosts.hz,
+                Dur(u64::from(Rng::stream(sc.seed, "jiffies").below(tick))),
+            )
+        });
         for (i, f) in sc.flows.iter().enumerate() {
             let app = if !f.chunks.is_empty() {
                 App::Chunks(Chunks::new(
@@ -212,6 +222,7 @@ impl<'a, T: Taps> World<'a, T> {
                         sack_compress: sc.hosts.sack_compress,
                         push_acks: sc.hosts.push_acks,
                         window_acks: sc.hosts.window_acks,
+                        delack: jiffies,
                     },
                     f.mss,
                     f.rwnd.map(|b| b.0),

@@ -272,3 +272,58 @@ fn the_same_scenario_gives_the_same_capture_bits_and_max_packets_stops_writing()
     let first = read_pcapng(&c.bytes).unwrap();
     assert_eq!(first[999], full[999]);
 }
+
+/// `[hosts] delack` and `hz`: the delayed-ACK timer on one kernel's jiffies
+/// (`tcp/delack.rs`). A flow whose window is three segments on a 100 ms path
+/// sends each round a PSH-ended pair (ACKed at once) and a lone segment,
+/// whose ACK waits for the timer. Seen at the receiver: every such hold is
+/// longer than 40 ms (the timer wheel rounds an expiry up by a tick) and at
+/// most the handshake's RTT plus a tick (ato doubles after each fired timer,
+/// bounded by the RTT), the holds grow past 44 ms, and every timer ACK leaves
+/// on a tick of one phase; with `delack = false` each waits exactly 40 ms.
+#[test]
+fn timer_acks_leave_on_the_kernels_ticks() {
+    for (hosts, tick_ms) in [
+        (json!({"latency": "none"}), Some(4u64)),
+        (json!({"latency": "none", "hz": 1000}), Some(1)),
+        (json!({"latency": "none", "delack": false}), None),
+    ] {
+        let r = sim(json!({
+            "duration": "8s", "seed": 3,
+            "bottleneck": {"rate": "10Mbps", "buffer": "4BDP"},
+            "flows": [{"cc": "reno", "rtt": "100ms", "rwnd": "4344B"}],
+            "hosts": hosts,
+            "capture": {"at": "receiver"},
+        }));
+        let segs = segments(&r.captures[0].bytes);
+        let mut arrived = std::collections::HashMap::new();
+        let mut last_ack = None;
+        let mut holds = Vec::new();
+        for s in &segs {
+            if s.data && s.payload > 0 {
+                arrived.entry(s.seq.wrapping_add(s.payload)).or_insert(s.ts);
+            } else if !s.data {
+                if last_ack.is_some_and(|a: u32| s.ack.wrapping_sub(a) == 1448) {
+                    let hold = s.ts - arrived[&s.ack];
+                    if hold > 20_000_000 {
+                        holds.push((hold, s.ts));
+                    }
+                }
+                last_ack = Some(s.ack);
+            }
+        }
+        assert!(holds.len() >= 10, "{} timer ACKs", holds.len());
+        match tick_ms {
+            None => assert!(holds.iter().all(|&(h, _)| h == 40_000_000), "{holds:?}"),
+            Some(tick) => {
+                let tick = tick * 1_000_000;
+                let phase = holds[0].1 % tick;
+                for &(h, t) in &holds {
+                    assert!(h > 40_000_000 && h <= 100_000_000 + tick, "hold {h} ns");
+                    assert_eq!(t % tick, phase, "a timer ACK off the {tick} ns tick");
+                }
+                assert!(holds.iter().any(|&(h, _)| h > 44_000_000), "{holds:?}");
+            }
+        }
+    }
+}

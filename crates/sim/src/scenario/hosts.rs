@@ -30,7 +30,20 @@ pub struct HostsSpec {
     /// data that has no timed one (`tcp_ack_update_rtt`), as Linux does;
     /// `false`: no sample there (the model before version 9).
     pub timestamps: bool,
+    /// Receivers time their delayed ACKs as Linux does (`tcp/delack.rs`):
+    /// the timeout adapts to the gaps between segments, doubles after the
+    /// timer sent an ACK (at most the handshake's RTT), and runs on the
+    /// kernel's jiffies; quick-ACK mode restarts after a gap longer than
+    /// the RTO, an old duplicate or a Not-ECT segment of an ECN flow.
+    /// `false`: exactly 40 ms (the model before version 12).
+    pub delack: bool,
+    /// The kernel's tick rate (`CONFIG_HZ`) the delayed-ACK timer counts
+    /// in: 100, 250, 300 or 1000; 250 is the Linux backend's kernel.
+    pub hz: u32,
 }
+
+/// `CONFIG_HZ` values Linux offers.
+pub const HZ_VALUES: [u32; 4] = [100, 250, 300, 1000];
 
 impl Default for HostsSpec {
     fn default() -> HostsSpec {
@@ -41,6 +54,8 @@ impl Default for HostsSpec {
             push_acks: true,
             window_acks: true,
             timestamps: true,
+            delack: true,
+            hz: 250,
         }
     }
 }
@@ -58,6 +73,19 @@ pub(super) fn normalize(raw: RawHosts) -> Result<HostsSpec, ScenarioError> {
         push_acks: raw.push_acks.unwrap_or(linux.push_acks),
         window_acks: raw.window_acks.unwrap_or(linux.window_acks),
         timestamps: raw.timestamps.unwrap_or(linux.timestamps),
+        delack: raw.delack.unwrap_or(linux.delack),
+        hz: match raw.hz {
+            None => linux.hz,
+            Some(v) => match v.as_u64().and_then(|h| u32::try_from(h).ok()) {
+                Some(hz) if HZ_VALUES.contains(&hz) => hz,
+                _ => {
+                    return err(
+                        "hosts.hz",
+                        format!("expected 100, 250, 300 or 1000 (the kernel's CONFIG_HZ), got {v}"),
+                    )
+                }
+            },
+        },
     })
 }
 

@@ -370,7 +370,12 @@ const MAX_FLOWS: usize = 100_000;
 /// 11: the reduction after a loss probe repaired a loss starts as every
 ///    other (`tcp_process_tlp_ack` -> `tcp_init_cwnd_reduction`): an ECN
 ///    flow flags CWR on its next new segment.
-pub const MODEL_VERSION: u32 = 11;
+/// 12: the receiver's delayed-ACK timer as Linux runs it (`tcp/delack.rs`,
+///    `[hosts] delack` and `hz`): the adaptive `icsk_ack.ato` on the
+///    kernel's jiffies (250 Hz), the timer wheel's round-up by a tick, and
+///    quick-ACK mode after a gap longer than the RTO, an old duplicate or a
+///    Not-ECT segment of an ECN flow.
+pub const MODEL_VERSION: u32 = 12;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

@@ -88,6 +88,8 @@ pub struct RawHosts {
     pub push_acks: Option<bool>,
     pub window_acks: Option<bool>,
     pub timestamps: Option<bool>,
+    pub delack: Option<bool>,
+    pub hz: Option<serde_json::Value>,
 }
 
 /// Unknown keys land in `qdisc_params` and are checked by `normalize`

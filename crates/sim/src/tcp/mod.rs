@@ -2,6 +2,7 @@
 //! recovery), receiver (delayed ACKs, SACK, window growth), the retransmission scoreboard,
 //! RACK-TLP, RTT estimation and delivery-rate sampling.
 
+pub mod delack;
 pub mod push;
 pub mod rack;
 pub mod rate;

@@ -1,12 +1,13 @@
 //! The receiving side of a flow: cumulative ACK, SACK blocks (most recent
 //! first, RFC 2018 and Linux `tcp_sack_new_ofo_skb`), delayed ACKs as Linux
 //! does them (`__tcp_ack_snd_check`: quick-ACK mode for the first segments,
-//! an ACK per two full segments, an immediate ACK when a hole fills, a 40 ms
-//! delayed-ACK timer otherwise), SACK compression while data is out of
+//! an ACK per two full segments, an immediate ACK when a hole fills, the
+//! delayed-ACK timer otherwise: `tcp/delack.rs`), SACK compression while data is out of
 //! order (three immediate duplicate ACKs, then one per min(rtt/20, 1 ms)),
 //! a quick ACK for every segment that grows the receive window
 //! (`tcp/rcvbuf.rs`), and the RFC 3168 ECN echo.
 
+use super::delack::{Arm, DelayedAck, Jiffies};
 use super::rcvbuf::RcvWindow;
 use crate::packet::{flags, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::units::{Dur, Time};
@@ -25,8 +26,7 @@ pub enum EcnEcho {
 
 /// `TCP_MAX_QUICKACKS`.
 const MAX_QUICKACKS: u32 = 16;
-/// `TCP_DELACK_MIN` / `TCP_ATO_MIN` (HZ/25).
-pub const DELACK_TIMEOUT: Dur = Dur::from_ms(40);
+pub use super::delack::DELACK_TIMEOUT;
 /// sysctl `tcp_comp_sack_delay_ns`: the longest a SACK is held back.
 const COMP_SACK_DELAY: Dur = Dur::from_ms(1);
 /// sysctl `tcp_comp_sack_nr`: at most this many ACKs compressed into one.
@@ -49,6 +49,10 @@ pub struct AckOptions {
     /// A quick ACK for each segment that grows the receive window
     /// (`tcp_grow_window`, `[hosts] window_acks`).
     pub window_acks: bool,
+    /// Linux's delayed-ACK engine on these jiffies (`tcp/delack.rs`,
+    /// `[hosts] delack`, `hz`): the adaptive timeout and the quick-ACK
+    /// mode it restarts; `None`: a fixed 40 ms timer.
+    pub delack: Option<Jiffies>,
 }
 
 impl Default for AckOptions {
@@ -57,6 +61,7 @@ impl Default for AckOptions {
             sack_compress: true,
             push_acks: true,
             window_acks: true,
+            delack: None,
         }
     }
 }
@@ -76,6 +81,10 @@ pub struct Receiver {
     started: bool,
     /// Pending delayed-ACK deadline.
     delack_at: Option<Time>,
+    /// The delayed-ACK timeout (`icsk_ack.ato`) and its timer.
+    dack: DelayedAck,
+    /// An ECT or CE segment arrived (`TCP_ECN_SEEN`).
+    ecn_seen: bool,
     /// RFC 3168: echo ECE until the sender's CWR arrives.
     ece: bool,
     /// Segments received in total (duplicates included).
@@ -113,6 +122,8 @@ impl Receiver {
             quick: 0,
             started: false,
             delack_at: None,
+            dack: DelayedAck::new(opts.delack),
+            ecn_seen: false,
             ece: false,
             segs_received: 0,
             rcv_wup: 0,
@@ -192,6 +203,9 @@ impl Receiver {
         if self.srtt.is_none() {
             // The handshake's last ACK comes with the first data here.
             self.srtt = self.synack_at.map(|t| now.since(t));
+            if let Some(rtt) = self.srtt {
+                self.dack.on_rtt(rtt);
+            }
         }
         // `tcp_replace_ts_recent`: the TSval of a segment at or before
         // rcv_wup (the left edge of what the next ACK covers), never older
@@ -201,6 +215,17 @@ impl Receiver {
             self.ts_recent = pkt.ts;
         }
         let ce = pkt.ecn == Ecn::Ce;
+        if self.opts.delack.is_some() {
+            // `__tcp_ecn_check_ce`: a Not-ECT segment after ECT ones is
+            // probably a retransmission: two quick ACKs.
+            if pkt.ecn == Ecn::NotEct {
+                if self.ecn_seen && pkt.seq >= self.rcv_nxt {
+                    self.enter_quickack(2);
+                }
+            } else {
+                self.ecn_seen = true;
+            }
+        }
         let mut flip_ack = None;
         match self.echo {
             EcnEcho::Rfc3168 => {
@@ -211,6 +236,7 @@ impl Receiver {
                     if !self.ece {
                         // First CE: ACK quickly (`tcp_ecn_check_ce` enters quick-ACK mode).
                         self.quick = self.quick.max(2);
+                        self.dack.deflate();
                     }
                     self.ece = true;
                 }
@@ -228,6 +254,10 @@ impl Receiver {
         let seq = pkt.seq;
         let mut immediate = false;
         if seq == self.rcv_nxt {
+            if self.dack.on_in_order(now) {
+                // A gap longer than the RTO (`tcp_event_data_recv`).
+                self.quick = self.quick.max(self.quickacks(MAX_QUICKACKS));
+            }
             self.rcv_nxt += 1;
             // `tcp_event_data_recv` (segments of 128 bytes or more), before
             // `tcp_ofo_queue` moves the out-of-order data in.
@@ -274,16 +304,41 @@ impl Receiver {
             }
             return [flip_ack.or(flush), None];
         } else {
-            // Old duplicate: ACK at once (Linux sends a D-SACK; not modelled).
+            // Old duplicate: ACK at once (Linux sends a D-SACK; not
+            // modelled) and quick-ACK mode (`tcp_data_queue`).
             immediate = true;
+            if self.opts.delack.is_some() {
+                self.enter_quickack(MAX_QUICKACKS);
+            }
         }
         if immediate || self.unacked() >= 2 || self.quick > 0 {
             return [flip_ack, Some(self.make_ack())];
         }
-        if self.delack_at.is_none() {
-            self.delack_at = Some(now + DELACK_TIMEOUT);
+        match self.dack.arm(now, self.delack_at) {
+            Arm::SendNow => [flip_ack, Some(self.make_ack())],
+            Arm::At(t) => {
+                self.delack_at = Some(t);
+                [flip_ack, None]
+            }
         }
-        [flip_ack, None]
+    }
+
+    /// `tcp_incr_quickack`: quick ACKs for half the advertised window in
+    /// segments (2 if that is none), at most `most`.
+    fn quickacks(&self, most: u32) -> u32 {
+        let half = self.advertised_window() / (2 * self.window.mss());
+        let n = if half == 0 {
+            2
+        } else {
+            half.min(u64::from(most)) as u32
+        };
+        n.min(most)
+    }
+
+    /// `tcp_enter_quickack_mode`.
+    fn enter_quickack(&mut self, most: u32) {
+        self.quick = self.quick.max(self.quickacks(most));
+        self.dack.deflate();
     }
 
     /// SACK compression for an ACK that out-of-order data asks for
@@ -338,7 +393,13 @@ impl Receiver {
         match self.delack_at {
             Some(t) if t <= now => {
                 self.delack_at = None;
-                (self.unacked() > 0).then(|| self.make_ack())
+                if self.unacked() > 0 {
+                    self.dack.on_fired();
+                    Some(self.make_ack())
+                } else {
+                    self.dack.on_ack_sent();
+                    None
+                }
             }
             _ => None,
         }
@@ -377,6 +438,11 @@ impl Receiver {
         self.compressed = 0;
         self.comp_at = None;
         self.rcv_wup = self.rcv_nxt;
+        self.dack.on_ack_sent();
+        // `tcp_dec_quickack_mode`: leaving quick-ACK mode deflates ato.
+        if self.quick == 1 {
+            self.dack.deflate();
+        }
         self.quick = self.quick.saturating_sub(1);
         let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
@@ -411,6 +477,7 @@ mod tests {
         sack_compress: true,
         push_acks: true,
         window_acks: false,
+        delack: None,
     };
 
     fn data(seq: u32) -> Packet {
@@ -691,5 +758,61 @@ mod tests {
         // The retransmission of 11, sent at 140 ms, is echoed.
         let a = r.on_data(t, &seg(11, 140))[1].unwrap();
         assert_eq!((a.seq, a.ts), (14, 140));
+    }
+
+    /// Linux's delayed-ACK engine at `CONFIG_HZ=250`, jiffies aligned with 0.
+    fn linux_delack() -> AckOptions {
+        AckOptions {
+            delack: Some(Jiffies::new(250, Dur::ZERO)),
+            ..AckOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_lone_segment_waits_a_jiffy_timer_and_longer_after_it_fired() {
+        // 60 ms after the steady state's last segment (less than the RTO).
+        let mut r = steady_with(Dur::from_ms(50), linux_delack());
+        let t = Time(Dur::from_ms(110).0);
+        assert!(r.on_data(t, &data(10))[1].is_none());
+        let due = r.deadline().unwrap();
+        assert!(due.since(t) > Dur::from_ms(40) && due.since(t) <= Dur::from_ms(44));
+        assert_eq!(r.on_timer(due).unwrap().seq, 11);
+        // The timer had to ACK: ato doubles to 80 ms, bounded by the
+        // handshake's 50 ms (13 jiffies): the next lone segment waits 52-56 ms.
+        let t2 = due + Dur::from_ms(30);
+        assert!(r.on_data(t2, &data(11))[1].is_none());
+        let wait = r.deadline().unwrap().since(t2);
+        assert!(
+            wait > Dur::from_ms(52) && wait <= Dur::from_ms(56),
+            "{wait:?}"
+        );
+        // Without the engine: 40 ms, every time.
+        let mut r = steady_with(Dur::from_ms(50), AckOptions::default());
+        r.on_data(t, &data(10));
+        let due = r.deadline().unwrap();
+        assert_eq!(due.since(t), DELACK_TIMEOUT);
+        r.on_timer(due);
+        r.on_data(t2, &data(11));
+        assert_eq!(r.deadline().unwrap().since(t2), DELACK_TIMEOUT);
+    }
+
+    #[test]
+    fn an_old_duplicate_and_a_long_gap_restart_quick_acks() {
+        for (opts, quick) in [(linux_delack(), true), (AckOptions::default(), false)] {
+            // An old duplicate, then a lone new segment.
+            let mut r = steady_with(Dur::from_ms(10), opts);
+            let t = Time(Dur::from_ms(60).0);
+            assert!(r.on_data(t, &data(5))[1].is_some());
+            assert_eq!(
+                r.on_data(t + Dur::from_ms(1), &data(10))[1].is_some(),
+                quick
+            );
+            // A gap longer than the receiver's RTO (10 + 200 ms).
+            let mut r = steady_with(Dur::from_ms(10), opts);
+            r.on_data(t, &data(10));
+            r.on_timer(r.deadline().unwrap());
+            let late = t + Dur::from_ms(300);
+            assert_eq!(r.on_data(late, &data(11))[1].is_some(), quick);
+        }
     }
 }

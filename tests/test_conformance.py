@@ -205,6 +205,40 @@ def test_the_simulator_runs_with_the_hosts_the_kernel_runs_measured():
     assert kernel_hash(measured) == kernel_hash(plain)
 
 
+def test_each_seed_runs_with_one_kernel_runs_hosts_by_default(tmp_path):
+    """``sim_hosts = "per-run"`` (the default): seed k takes the table of
+    the k-th trustworthy kernel run that measured one, cycling; ``"kernel"``
+    their mean for every seed; ``"shipped"`` none; without any measured
+    table every seed keeps the shipped one."""
+    from ccarena.conformance import HostTable, KernelRun, seed_hosts
+
+    def table(shift: float) -> HostTable:
+        return HostTable(
+            tuple(10.0 + shift + k for k in range(18)), tuple(20.0 + shift + k for k in range(18))
+        )
+
+    a, b, c = table(0.0), table(4.0), table(50.0)
+    empty = pd.DataFrame()
+    runs = [
+        KernelRun(True, empty, hosts=a),
+        KernelRun(False, empty, hosts=c),  # untrustworthy: never used
+        KernelRun(True, empty, hosts=None),  # measured nothing
+        KernelRun(True, empty, hosts=b),
+    ]
+    m = load_matrix(CI)
+    assert m.sim_hosts == "per-run"
+    assert seed_hosts(m, runs, 5) == [a, b, a, b, a]
+    m.sim_hosts = "kernel"
+    assert seed_hosts(m, runs, 3) == [HostTable.mean([a, b])] * 3
+    m.sim_hosts = "shipped"
+    assert seed_hosts(m, runs, 2) == [None, None]
+    m.sim_hosts = "per-run"
+    assert seed_hosts(m, runs[2:3], 2) == [None, None]
+    # Different tables make different simulator scenarios of one kernel run.
+    cell = m.cells[0]
+    assert cell.with_seed(7, a).hash != cell.with_seed(7, b).hash
+
+
 def test_a_kernel_table_reads_back_as_the_runs_it_was_written_from(tmp_path):
     """kernel.parquet round trip without root: runs (one with measured
     hosts, one without, one untrusted) written by kernel_table come back
@@ -301,7 +335,7 @@ def test_retry_untrusted_makes_only_the_untrusted_kernel_run_again(tmp_path, mon
 @pytest.mark.parametrize(
     ("key", "default", "other", "allowed"),
     [
-        ("sim_hosts", "kernel", "shipped", "kernel, shipped"),
+        ("sim_hosts", "per-run", "kernel", "per-run, kernel, shipped"),
         ("identical_flows", "ranked", "indexed", "ranked, indexed"),
     ],
 )

@@ -12,8 +12,9 @@ Matrix file (TOML; ``conformance/matrix.toml`` is the shipped one)::
     duration = "15s"        # every cell's simulated time, unless its scenario says otherwise
     linux_repeats = 3       # kernel runs per cell (>= 3: the spread needs them)
     sim_seeds = 5           # simulator seeds per cell
-    sim_hosts = "kernel"    # the simulator's host turnarounds: as the cell's kernel runs
-                            # measured them ("kernel"), or the shipped table ("shipped")
+    sim_hosts = "per-run"   # the simulator's host turnarounds: seed k with the table kernel
+                            # run k measured ("per-run"), all seeds with their mean
+                            # ("kernel"), or the shipped table ("shipped")
     identical_flows = "ranked"  # flows alike but for their index: judged by rank ("ranked")
                                 # or each by its own index ("indexed")
 
@@ -73,10 +74,15 @@ are all there.
 
 Hosts. The hosts' turnarounds differ between machines (docs/model.md,
 "Host timing noise"), and the Linux backend's bottleneck measures them in
-every run (``linux.turnarounds``). With ``sim_hosts = "kernel"`` a cell's
-simulator side draws its turnarounds from the mean of its kernel runs'
-tables (``cell_hosts``), so it is run after them; runs that measured none
-(made before the meter) leave the shipped table.
+every run (``linux.turnarounds``). With ``sim_hosts = "per-run"`` (the
+default) a cell's simulator seed k draws its turnarounds from the table
+its k-th trustworthy kernel run measured (cycling when there are more
+seeds than runs), so the seeds carry the kernel runs' differences in host
+speed, which decide outcomes through the flows' phase at the queue
+(docs/validation.md, "The drop split is the hosts' phase"); with
+``"kernel"`` every seed uses the mean of the tables (``seed_hosts``). The
+simulator's side is run after the kernel's; runs that measured none (made
+before the meter) leave the shipped table.
 
 Kernel reference. Every conformance run also writes ``kernel.parquet``: the
 judged values of every kernel run it used, one row per run and flow, keyed
@@ -163,9 +169,9 @@ MATRIX_KEYS = (
     "group",
 )
 #: Where the simulator's host turnarounds (``[hosts] latency``) come from:
-#: the table the cell's kernel runs measured (the bottleneck's turnaround
-#: meter), or the shipped one.
-SIM_HOSTS = ("kernel", "shipped")
+#: each seed the table one of the cell's kernel runs measured (the
+#: bottleneck's turnaround meter), every seed their mean, or the shipped one.
+SIM_HOSTS = ("per-run", "kernel", "shipped")
 #: How flows alike but for their index are judged (see the module).
 IDENTICAL_FLOWS = ("ranked", "indexed")
 #: Fields of a normalized flow that tell apart flows otherwise alike (their
@@ -259,7 +265,7 @@ class Matrix:
     sim_seeds: int
     tolerance: dict[str, tuple[float, float]]
     cells: list[Cell]
-    sim_hosts: str = "kernel"
+    sim_hosts: str = "per-run"
     identical_flows: str = "ranked"
 
     def with_counts(
@@ -300,7 +306,7 @@ def load_matrix(path: str | Path) -> Matrix:
             raise _fail(source, k, f"unknown field; expected one of {', '.join(MATRIX_KEYS)}")
     linux_repeats = _count(doc, "linux_repeats", source)
     sim_seeds = _count(doc, "sim_seeds", source)
-    sim_hosts = doc.get("sim_hosts", "kernel")
+    sim_hosts = doc.get("sim_hosts", "per-run")
     if sim_hosts not in SIM_HOSTS:
         raise _fail(source, "sim_hosts", f"{sim_hosts!r}: expected one of {', '.join(SIM_HOSTS)}")
     identical = doc.get("identical_flows", "ranked")
@@ -627,14 +633,18 @@ def _overlap(sim: Sequence[float], linux: Sequence[float], allow: float) -> bool
     return bool(min(s) <= max(k) + allow and max(s) >= min(k) - allow)
 
 
-def cell_hosts(matrix: Matrix, runs: Sequence[KernelRun]) -> HostTable | None:
-    """The turnaround table the simulator's side of a cell runs with: the
-    mean of what its trustworthy kernel runs measured (``sim_hosts =
-    "kernel"``), or None for the shipped table (``"shipped"``, or kernel
-    runs that measured none)."""
+def seed_hosts(matrix: Matrix, runs: Sequence[KernelRun], n: int) -> list[HostTable | None]:
+    """The turnaround table each of a cell's ``n`` simulator seeds runs
+    with: seed k that of its k-th trustworthy kernel run that measured one
+    (``sim_hosts = "per-run"``, cycling), their mean (``"kernel"``), or
+    None for the shipped table (``"shipped"``, or kernel runs that
+    measured none)."""
     if matrix.sim_hosts == "shipped":
-        return None
-    return HostTable.mean([r.hosts for r in runs if r.trustworthy and r.hosts is not None])
+        return [None] * n
+    tables = [r.hosts for r in runs if r.trustworthy and r.hosts is not None]
+    if matrix.sim_hosts == "kernel" or not tables:
+        return [HostTable.mean(tables)] * n
+    return [tables[k % len(tables)] for k in range(n)]
 
 
 def _run_cell(
@@ -661,9 +671,9 @@ def _run_cell(
     # The simulator's side with the hosts the kernel runs measured (the
     # shipped table until they are all there).
     runs = kernel.of_cell(cell, matrix.linux_repeats)
-    hosts = cell_hosts(matrix, runs) if runs is not None else None
-    for seed in cell.seeds(matrix.sim_seeds):
-        scn = cell.with_seed(seed, hosts)
+    hosts = seed_hosts(matrix, runs, matrix.sim_seeds) if runs is not None else [None] * matrix.sim_seeds
+    for seed, table in zip(cell.seeds(matrix.sim_seeds), hosts, strict=True):
+        scn = cell.with_seed(seed, table)
         d = run_dir(out, scn, "sim")
         if not is_complete(d, scn.hash):
             execute_sim(scn, d)
@@ -684,16 +694,18 @@ def collect(
             continue
         lins = [r.values for r in runs if r.trustworthy]
         untrusted = len(runs) - len(lins)
-        hosts = cell_hosts(matrix, runs)
+        hosts = seed_hosts(matrix, runs, matrix.sim_seeds)
         sims = []
-        for seed in cell.seeds(matrix.sim_seeds):
-            scn = cell.with_seed(seed, hosts)
+        for seed, table in zip(cell.seeds(matrix.sim_seeds), hosts, strict=True):
+            scn = cell.with_seed(seed, table)
             d = run_dir(out, scn, "sim")
             if not is_complete(d, scn.hash):
                 break
             sims.append(flow_values(Results.load(d)))
         if len(sims) < matrix.sim_seeds:
             continue
+        medians = [turnaround_median(h.sender_us) for h in hosts if h is not None]
+        sim_host_p50 = float(np.mean(medians)) if medians else math.nan
         if matrix.identical_flows == "ranked":
             classes = cell.classes()
             sims = [rank_within_classes(v, classes) for v in sims]
@@ -735,9 +747,10 @@ def collect(
                         "n_linux": len(lv),
                         "linux_untrusted": untrusted,
                         # The simulator's hosts: the median sender
-                        # turnaround of the kernel-measured table
-                        # it ran with (NaN: the shipped table).
-                        "sim_host_p50_us": turnaround_median(hosts.sender_us if hosts else None),
+                        # turnaround of the kernel-measured tables
+                        # its seeds ran with, averaged (NaN: the
+                        # shipped table).
+                        "sim_host_p50_us": sim_host_p50,
                     }
                 )
     return pd.DataFrame(rows)

@@ -204,9 +204,13 @@ class SenderFlow:
 
     def snapshot_final(self, s: socket.socket, clock: Clock) -> None:
         try:
-            self.final_info = read_tcp_info(s)
+            info = read_tcp_info(s)
+            bbr = read_bbr(s) if self.spec["cc"] == "bbr" else None
         except OSError:
             return
+        # As a sample row has it: the sampler's last instant is the run's
+        # end, when this socket closes, so that row may have to be this.
+        self.final_info = {**info, **{f"bbr_{k}": v for k, v in (bbr or {}).items()}}
         self.result["final"] = self.final_info
         # When the counts were read (a capture holds what the kernel sent
         # after, until the socket closes).

@@ -36,7 +36,7 @@ from ..results import conform, schemas
 from ..stats import jain
 from .tcpinfo import bbr_mode, ca_state_name
 
-__all__ = ["THRESHOLDS", "build_tables", "self_check"]
+__all__ = ["THRESHOLDS", "build_tables", "info_at", "self_check"]
 
 NAN = float("nan")
 QDELAY_COLUMNS = ("qdelay_mean_ms", "qdelay_p50_ms", "qdelay_p95_ms", "qdelay_p99_ms")
@@ -137,6 +137,25 @@ def _actual_start(spec: dict[str, Any], sent: dict[str, Any]) -> float | None:
     return spec["start_ns"] / 1e9
 
 
+def info_at(
+    t: float, sampled: dict[str, Any] | None, sender: dict[str, Any], duration: float
+) -> dict[str, Any]:
+    """A flow's TCP_INFO for its samples row at ``t``: the sampler's read,
+    or, where its socket had closed before the sampler came, the sender's
+    last read at the close (``final``): when the flow completed in the
+    interval (the receiver's close arrived), as the simulator's row for the
+    interval holds the state it ended in (without it the interval's bytes
+    carry no srtt, and a short flow's srtt mean lost its last, most queued,
+    part); and at the run's end, where every flow closes at the instant of
+    the sampler's last read and may close first."""
+    if sampled:
+        return sampled
+    done = sender.get("done_s")
+    if (done is not None and done <= t) or t >= duration - 1e-9:
+        return sender.get("final") or {}
+    return {}
+
+
 def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]:
     flows_spec = sc["flows"]
     nflows = len(flows_spec)
@@ -177,15 +196,7 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
         if starts[i] is None or starts[i] > t + 1e-9 or (done is not None and done <= t - dt):
             last_bytes[i] = b
             continue
-        ti = by_time_flow_info.get((round(t, 9), i), {})
-        if not ti and done is not None and done <= t:
-            # The flow completed in this interval and its socket closed
-            # before the sampler came: its state at completion (the sender's
-            # last TCP_INFO, read when the receiver's close arrived), as the
-            # simulator's row for the interval holds the state it ended in.
-            # Without it the interval's bytes carry no srtt, and a short
-            # flow's srtt mean lost its last (most queued) part.
-            ti = snd.get(i, {}).get("final") or {}
+        ti = info_at(t, by_time_flow_info.get((round(t, 9), i)), snd.get(i, {}), duration)
         q = by_time_flow_q.get((round(t, 9), i), {})
         delta = b - last_bytes[i]
         goodput = delta * 8 / dt / 1e6 if dt > 0 else NAN

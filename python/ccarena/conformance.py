@@ -647,6 +647,17 @@ def seed_hosts(matrix: Matrix, runs: Sequence[KernelRun], n: int) -> list[HostTa
     return [tables[k % len(tables)] for k in range(n)]
 
 
+def sim_side(
+    matrix: Matrix, cell: Cell, runs: Sequence[KernelRun] | None
+) -> list[tuple[Scenario, HostTable | None]]:
+    """A cell's simulator scenarios, seed by seed, each with the hosts table
+    it runs with (``seed_hosts``; the shipped table while the kernel runs
+    are not all there, ``runs`` None)."""
+    n = matrix.sim_seeds
+    hosts = seed_hosts(matrix, runs, n) if runs is not None else [None] * n
+    return [(cell.with_seed(seed, h), h) for seed, h in zip(cell.seeds(n), hosts, strict=True)]
+
+
 def _run_cell(
     cell: Cell,
     out: Path,
@@ -670,10 +681,7 @@ def _run_cell(
                 execute_linux(scn, run_dir(out, scn, "linux"))
     # The simulator's side with the hosts the kernel runs measured (the
     # shipped table until they are all there).
-    runs = kernel.of_cell(cell, matrix.linux_repeats)
-    hosts = seed_hosts(matrix, runs, matrix.sim_seeds) if runs is not None else [None] * matrix.sim_seeds
-    for seed, table in zip(cell.seeds(matrix.sim_seeds), hosts, strict=True):
-        scn = cell.with_seed(seed, table)
+    for scn, _ in sim_side(matrix, cell, kernel.of_cell(cell, matrix.linux_repeats)):
         d = run_dir(out, scn, "sim")
         if not is_complete(d, scn.hash):
             execute_sim(scn, d)
@@ -694,17 +702,16 @@ def collect(
             continue
         lins = [r.values for r in runs if r.trustworthy]
         untrusted = len(runs) - len(lins)
-        hosts = seed_hosts(matrix, runs, matrix.sim_seeds)
+        side = sim_side(matrix, cell, runs)
         sims = []
-        for seed, table in zip(cell.seeds(matrix.sim_seeds), hosts, strict=True):
-            scn = cell.with_seed(seed, table)
+        for scn, _ in side:
             d = run_dir(out, scn, "sim")
             if not is_complete(d, scn.hash):
                 break
             sims.append(flow_values(Results.load(d)))
         if len(sims) < matrix.sim_seeds:
             continue
-        medians = [turnaround_median(h.sender_us) for h in hosts if h is not None]
+        medians = [turnaround_median(h.sender_us) for _, h in side if h is not None]
         sim_host_p50 = float(np.mean(medians)) if medians else math.nan
         if matrix.identical_flows == "ranked":
             classes = cell.classes()

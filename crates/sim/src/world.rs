@@ -166,13 +166,10 @@ impl<'a, T: Taps> World<'a, T> {
         let turnarounds = sc.hosts.latency.turnarounds();
         // One kernel's jiffies for every host (`tcp/delack.rs`), at a phase
         // drawn from the seed.
-        let jiffies = sc.hosts.delack.then(|| {
-            let tick = 1_000_000_000 / sc.hosts.hz;
-            Jiffies::new(
-                sc.hosts.hz,
-                Dur(u64::from(Rng::stream(sc.seed, "jiffies").below(tick))),
-            )
-        });
+        let jiffies = sc
+            .hosts
+            .delack
+            .then(|| Jiffies::seeded(sc.hosts.hz, &mut Rng::stream(sc.seed, "jiffies")));
         for (i, f) in sc.flows.iter().enumerate() {
             let app = if !f.chunks.is_empty() {
                 App::Chunks(Chunks::new(

@@ -81,7 +81,10 @@ pub(super) fn normalize(raw: RawHosts) -> Result<HostsSpec, ScenarioError> {
                 _ => {
                     return err(
                         "hosts.hz",
-                        format!("expected 100, 250, 300 or 1000 (the kernel's CONFIG_HZ), got {v}"),
+                        format!(
+                            "expected one of {} (the kernel's CONFIG_HZ), got {v}",
+                            HZ_VALUES.map(|h| h.to_string()).join(", ")
+                        ),
                     )
                 }
             },

@@ -11,6 +11,7 @@
 //! docs/validation.md). With `delack = false` the timer is exactly 40 ms
 //! after the first unACKed segment (the model before version 12).
 
+use crate::rng::Rng;
 use crate::units::{Dur, Time};
 
 /// `TCP_DELACK_MIN` / `TCP_ATO_MIN` (HZ/25).
@@ -22,34 +23,38 @@ pub const DELACK_TIMEOUT: Dur = Dur::from_ms(40);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Jiffies {
     hz: u32,
+    /// 1/hz.
+    tick: Dur,
+    /// From a jiffy's start to the simulation's zero, below `tick`.
     phase: Dur,
 }
 
 impl Jiffies {
-    /// `phase` below 1/hz: the time from a jiffy to the simulation's zero.
     pub fn new(hz: u32, phase: Dur) -> Jiffies {
-        let j = Jiffies { hz, phase };
-        debug_assert!(phase < j.tick());
-        j
+        let tick = Dur(1_000_000_000 / u64::from(hz));
+        debug_assert!(phase < tick);
+        Jiffies { hz, tick, phase }
     }
 
-    fn tick(self) -> Dur {
-        Dur(1_000_000_000 / u64::from(self.hz))
+    /// At a phase drawn from `rng`, once per run.
+    pub fn seeded(hz: u32, rng: &mut Rng) -> Jiffies {
+        let tick = 1_000_000_000 / hz;
+        Jiffies::new(hz, Dur(u64::from(rng.below(tick))))
     }
 
     /// `jiffies` at `now`.
     fn at(self, now: Time) -> u64 {
-        (now.0 + self.phase.0) / self.tick().0
+        (now.0 + self.phase.0) / self.tick.0
     }
 
     /// When jiffy `j` begins.
     fn start(self, j: u64) -> Time {
-        Time(j * self.tick().0 - self.phase.0)
+        Time(j * self.tick.0 - self.phase.0)
     }
 
     /// `usecs_to_jiffies`: rounded up.
     fn of(self, d: Dur) -> u64 {
-        d.0.div_ceil(self.tick().0)
+        d.0.div_ceil(self.tick.0)
     }
 
     /// HZ/n jiffies, as the kernel's constants are written.
@@ -62,7 +67,7 @@ impl Jiffies {
 const RTO_MIN: Dur = Dur::from_ms(200);
 
 /// Where the delayed-ACK timer stands (`icsk_ack.ato`, `lrcvtime`,
-/// `timeout`) for one receiver.
+/// `timeout`) for one receiver: the one owner of its pending timer.
 #[derive(Clone, Debug)]
 pub struct DelayedAck {
     clock: Option<Jiffies>,
@@ -74,17 +79,9 @@ pub struct DelayedAck {
     rto: u64,
     /// The receiver's srtt (the handshake's), jiffies rounded up.
     srtt: Option<u64>,
-    /// `icsk_ack.timeout`: the jiffy the pending timer was armed for.
-    timeout: Option<u64>,
-}
-
-/// What arming the timer decided (`tcp_send_delayed_ack`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arm {
-    /// The pending timer is about to fire: send the ACK now.
-    SendNow,
-    /// The timer fires at this time.
-    At(Time),
+    /// The pending timer: `icsk_ack.timeout` (the jiffy it was armed
+    /// for; 0 without the engine) and when the wheel fires it.
+    pending: Option<(u64, Time)>,
 }
 
 impl DelayedAck {
@@ -97,7 +94,7 @@ impl DelayedAck {
             // `TCP_TIMEOUT_INIT` (1 s) until the handshake's RTT is known.
             rto: clock.map_or(0, |c| u64::from(c.hz)),
             srtt: None,
-            timeout: None,
+            pending: None,
         }
     }
 
@@ -146,11 +143,24 @@ impl DelayedAck {
         }
     }
 
-    /// The timer sent the ACK (`tcp_delack_timer_handler`, not in ping-pong
-    /// mode: a receiver that sends no data never is): ato doubles, at most
-    /// the RTO.
+    /// When the pending timer fires.
+    pub fn deadline(&self) -> Option<Time> {
+        self.pending.map(|(_, at)| at)
+    }
+
+    /// The timer is due at `now`: true, and no longer pending.
+    pub fn expire(&mut self, now: Time) -> bool {
+        let due = self.deadline().is_some_and(|at| at <= now);
+        if due {
+            self.pending = None;
+        }
+        due
+    }
+
+    /// The timer had to send the ACK (`tcp_delack_timer_handler`, not in
+    /// ping-pong mode: a receiver that sends no data never is): ato
+    /// doubles, at most the RTO.
     pub fn on_fired(&mut self) {
-        self.timeout = None;
         if self.clock.is_some() {
             self.ato = (self.ato * 2).min(self.rto);
         }
@@ -158,15 +168,18 @@ impl DelayedAck {
 
     /// An ACK left: no timer pending.
     pub fn on_ack_sent(&mut self) {
-        self.timeout = None;
+        self.pending = None;
     }
 
-    /// A segment is left unACKed (`tcp_send_delayed_ack`): when the timer
-    /// fires, or that the pending one is so near that the ACK goes now.
-    /// `pending`: the time the pending timer fires, if one is.
-    pub fn arm(&mut self, now: Time, pending: Option<Time>) -> Arm {
+    /// A segment is left unACKed (`tcp_send_delayed_ack`): arms the timer,
+    /// or keeps the pending one; true if that one is so near that the ACK
+    /// goes now.
+    pub fn arm(&mut self, now: Time) -> bool {
         let Some(c) = self.clock else {
-            return Arm::At(pending.unwrap_or(now + DELACK_TIMEOUT));
+            if self.pending.is_none() {
+                self.pending = Some((0, now + DELACK_TIMEOUT));
+            }
+            return false;
         };
         let now_j = c.at(now);
         let mut ato = self.ato.max(c.hz_over(25));
@@ -182,17 +195,15 @@ impl DelayedAck {
         }
         // `icsk_delack_max`: `TCP_DELACK_MAX` (HZ/5).
         ato = ato.min(c.hz_over(5));
-        let mut timeout = now_j + ato;
-        if let (Some(old), Some(at)) = (self.timeout, pending) {
+        let timeout = now_j + ato;
+        if let Some((old, _)) = self.pending {
             if old <= now_j + ato / 4 {
-                return Arm::SendNow;
+                return true;
             }
             if timeout >= old {
-                self.timeout = Some(old);
-                return Arm::At(at);
+                return false;
             }
         }
-        self.timeout = Some(timeout);
         // The timer wheel's bucket (`calc_wheel_index`): levels of 64
         // slots, each 8 times coarser; the expiry rounds up to the next
         // slot of its level, so never early.
@@ -201,8 +212,9 @@ impl DelayedAck {
         while shift < 21 && delta >= 63 << shift {
             shift += 3;
         }
-        timeout = ((timeout >> shift) + 1) << shift;
-        Arm::At(c.start(timeout))
+        let bucket = ((timeout >> shift) + 1) << shift;
+        self.pending = Some((timeout, c.start(bucket)));
+        false
     }
 }
 
@@ -210,13 +222,8 @@ impl DelayedAck {
 mod tests {
     use super::*;
 
-    const HZ250: Jiffies = Jiffies {
-        hz: 250,
-        phase: Dur(0),
-    };
-
     fn engine(rtt_ms: u64) -> DelayedAck {
-        let mut d = DelayedAck::new(Some(HZ250));
+        let mut d = DelayedAck::new(Some(Jiffies::new(250, Dur::ZERO)));
         d.on_rtt(Dur::from_ms(rtt_ms));
         d
     }
@@ -229,9 +236,8 @@ mod tests {
             let mut d = engine(50);
             let now = Time(Dur::from_ms(100).0 + us * 1000);
             d.on_in_order(now);
-            let Arm::At(t) = d.arm(now, None) else {
-                panic!()
-            };
+            assert!(!d.arm(now));
+            let t = d.deadline().unwrap();
             let wait = t.since(now);
             assert!(
                 wait > Dur::from_ms(40) && wait <= Dur::from_ms(44),
@@ -245,12 +251,13 @@ mod tests {
     fn without_the_engine_the_timer_is_exactly_40_ms_and_keeps_the_older_one() {
         let mut d = DelayedAck::new(None);
         let now = Time(Dur::from_ms(7).0 + 123);
-        assert_eq!(d.arm(now, None), Arm::At(now + DELACK_TIMEOUT));
-        let later = now + Dur::from_ms(5);
-        assert_eq!(
-            d.arm(later, Some(now + DELACK_TIMEOUT)),
-            Arm::At(now + DELACK_TIMEOUT)
-        );
+        assert!(!d.arm(now));
+        assert_eq!(d.deadline(), Some(now + DELACK_TIMEOUT));
+        assert!(!d.arm(now + Dur::from_ms(5)));
+        assert_eq!(d.deadline(), Some(now + DELACK_TIMEOUT));
+        assert!(!d.expire(now + Dur::from_ms(39)));
+        assert!(d.expire(now + DELACK_TIMEOUT));
+        assert_eq!(d.deadline(), None);
     }
 
     #[test]
@@ -266,9 +273,8 @@ mod tests {
         let t1 = t0 + Dur::from_ms(30);
         d.on_in_order(t1);
         assert_eq!(d.ato, 10 + 7);
-        let Arm::At(t) = d.arm(t1, None) else {
-            panic!()
-        };
+        d.arm(t1);
+        let t = d.deadline().unwrap();
         assert_eq!(
             t.since(t1),
             Dur::from_ms(13 * 4 + 4 - 2),
@@ -290,9 +296,8 @@ mod tests {
         let t0 = Time(Dur::from_ms(1000).0);
         d.on_in_order(t0);
         d.on_fired();
-        let Arm::At(t) = d.arm(t0 + Dur::from_ms(1), None) else {
-            panic!()
-        };
+        d.arm(t0 + Dur::from_ms(1));
+        let t = d.deadline().unwrap();
         assert!(t.since(t0) <= Dur::from_ms(44));
     }
 
@@ -312,10 +317,11 @@ mod tests {
         let mut d = engine(50);
         let t0 = Time(Dur::from_ms(1000).0);
         d.on_in_order(t0);
-        let Arm::At(at) = d.arm(t0, None) else {
-            panic!()
-        };
-        assert!(matches!(d.arm(t0 + Dur::from_ms(20), Some(at)), Arm::At(x) if x == at));
-        assert_eq!(d.arm(t0 + Dur::from_ms(33), Some(at)), Arm::SendNow);
+        assert!(!d.arm(t0));
+        let at = d.deadline();
+        // Later and not near: the pending timer stays as it was.
+        assert!(!d.arm(t0 + Dur::from_ms(20)));
+        assert_eq!(d.deadline(), at);
+        assert!(d.arm(t0 + Dur::from_ms(33)));
     }
 }

@@ -7,7 +7,7 @@
 //! a quick ACK for every segment that grows the receive window
 //! (`tcp/rcvbuf.rs`), and the RFC 3168 ECN echo.
 
-use super::delack::{Arm, DelayedAck, Jiffies};
+use super::delack::{DelayedAck, Jiffies};
 use super::rcvbuf::RcvWindow;
 use crate::packet::{flags, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::units::{Dur, Time};
@@ -79,9 +79,7 @@ pub struct Receiver {
     /// Remaining quick ACKs (`icsk_ack.quick`).
     quick: u32,
     started: bool,
-    /// Pending delayed-ACK deadline.
-    delack_at: Option<Time>,
-    /// The delayed-ACK timeout (`icsk_ack.ato`) and its timer.
+    /// The delayed-ACK timeout (`icsk_ack.ato`) and its pending timer.
     dack: DelayedAck,
     /// An ECT or CE segment arrived (`TCP_ECN_SEEN`).
     ecn_seen: bool,
@@ -121,7 +119,6 @@ impl Receiver {
             recent: Vec::new(),
             quick: 0,
             started: false,
-            delack_at: None,
             dack: DelayedAck::new(opts.delack),
             ecn_seen: false,
             ece: false,
@@ -170,7 +167,7 @@ impl Receiver {
     /// When `on_timer` must next be called: the delayed-ACK or the
     /// compressed-SACK timer.
     pub fn deadline(&self) -> Option<Time> {
-        match (self.delack_at, self.comp_at) {
+        match (self.dack.deadline(), self.comp_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -235,8 +232,7 @@ impl Receiver {
                 if ce {
                     if !self.ece {
                         // First CE: ACK quickly (`tcp_ecn_check_ce` enters quick-ACK mode).
-                        self.quick = self.quick.max(2);
-                        self.dack.deflate();
+                        self.enter_quickack(2);
                     }
                     self.ece = true;
                 }
@@ -314,25 +310,17 @@ impl Receiver {
         if immediate || self.unacked() >= 2 || self.quick > 0 {
             return [flip_ack, Some(self.make_ack())];
         }
-        match self.dack.arm(now, self.delack_at) {
-            Arm::SendNow => [flip_ack, Some(self.make_ack())],
-            Arm::At(t) => {
-                self.delack_at = Some(t);
-                [flip_ack, None]
-            }
+        if self.dack.arm(now) {
+            return [flip_ack, Some(self.make_ack())];
         }
+        [flip_ack, None]
     }
 
     /// `tcp_incr_quickack`: quick ACKs for half the advertised window in
     /// segments (2 if that is none), at most `most`.
     fn quickacks(&self, most: u32) -> u32 {
         let half = self.advertised_window() / (2 * self.window.mss());
-        let n = if half == 0 {
-            2
-        } else {
-            half.min(u64::from(most)) as u32
-        };
-        n.min(most)
+        (if half == 0 { 2 } else { half }).min(u64::from(most)) as u32
     }
 
     /// `tcp_enter_quickack_mode`.
@@ -390,19 +378,11 @@ impl Receiver {
                 return Some(self.make_ack());
             }
         }
-        match self.delack_at {
-            Some(t) if t <= now => {
-                self.delack_at = None;
-                if self.unacked() > 0 {
-                    self.dack.on_fired();
-                    Some(self.make_ack())
-                } else {
-                    self.dack.on_ack_sent();
-                    None
-                }
-            }
-            _ => None,
+        if self.dack.expire(now) && self.unacked() > 0 {
+            self.dack.on_fired();
+            return Some(self.make_ack());
         }
+        None
     }
 
     /// Hold `seq` out of order; false if it was already held.
@@ -433,7 +413,6 @@ impl Receiver {
     }
 
     fn make_ack(&mut self) -> Packet {
-        self.delack_at = None;
         // `tcp_event_ack_sent`: any ACK sends what was held back.
         self.compressed = 0;
         self.comp_at = None;
@@ -508,7 +487,7 @@ mod tests {
         r.quick = 0;
         r.started = true;
         assert!(r.on_data(Time(0), &data(0))[1].is_none());
-        assert_eq!(r.delack_at, Some(Time(0) + DELACK_TIMEOUT));
+        assert_eq!(r.deadline(), Some(Time(0) + DELACK_TIMEOUT));
         assert!(r.on_timer(Time(1)).is_none());
         let ack = r.on_timer(Time(0) + DELACK_TIMEOUT).unwrap();
         assert_eq!(ack.seq, 1);
@@ -814,5 +793,27 @@ mod tests {
             let late = t + Dur::from_ms(300);
             assert_eq!(r.on_data(late, &data(11))[1].is_some(), quick);
         }
+    }
+
+    #[test]
+    fn a_not_ect_segment_of_an_ecn_flow_is_acked_at_once() {
+        // `__tcp_ecn_check_ce`: after ECT segments, a Not-ECT one (a
+        // retransmission, model 10) enters quick-ACK mode; a flow that
+        // never sent ECT is not affected.
+        let ect = |q: u32| {
+            let mut p = data(q);
+            p.ecn = Ecn::Ect0;
+            p
+        };
+        let t = Time(Dur::from_ms(60).0);
+        for (opts, quick) in [(linux_delack(), true), (AckOptions::default(), false)] {
+            let mut r = steady_with(Dur::from_ms(10), opts);
+            r.on_data(t, &ect(10));
+            assert!(r.on_data(t, &ect(11))[1].is_some(), "a pair");
+            let lone = r.on_data(t + Dur::from_ms(1), &data(12))[1];
+            assert_eq!(lone.is_some(), quick);
+        }
+        let mut r = steady_with(Dur::from_ms(10), linux_delack());
+        assert!(r.on_data(t, &data(10))[1].is_none());
     }
 }

@@ -375,7 +375,10 @@ const MAX_FLOWS: usize = 100_000;
 ///    kernel's jiffies (250 Hz), the timer wheel's round-up by a tick, and
 ///    quick-ACK mode after a gap longer than the RTO, an old duplicate or a
 ///    Not-ECT segment of an ECN flow.
-pub const MODEL_VERSION: u32 = 12;
+/// 13: quick-ACK mode at a flow's first data lasts half the advertised
+///    window in segments, at most 16 (`tcp_incr_quickack`), not always 16:
+///    a small `rwnd` or a large MSS ACKs fewer segments one by one.
+pub const MODEL_VERSION: u32 = 13;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

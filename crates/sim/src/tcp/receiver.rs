@@ -193,9 +193,11 @@ impl Receiver {
         self.segs_received += 1;
         if !self.started {
             // First data: initialise the delayed-ACK engine in quick-ACK mode
-            // (`tcp_event_data_recv` -> `tcp_incr_quickack`).
+            // (`tcp_event_data_recv` -> `tcp_incr_quickack`): half the
+            // window the SYN-ACK advertised in segments, at most 16 (one
+            // for a 3-segment `rwnd`, as measured on the kernel's ACKs).
             self.started = true;
-            self.quick = MAX_QUICKACKS;
+            self.quick = self.quickacks(MAX_QUICKACKS);
         }
         if self.srtt.is_none() {
             // The handshake's last ACK comes with the first data here.
@@ -479,6 +481,24 @@ mod tests {
             acks += r.on_data(Time(s as u64), &data(s))[1].is_some() as u32;
         }
         assert_eq!(acks, 10);
+    }
+
+    #[test]
+    fn quick_acks_at_the_start_are_half_the_window_in_segments() {
+        // `tcp_incr_quickack`: rcv_wnd / (2 x rcv_mss), at most 16. A
+        // 3-segment buffer gives one quick ACK (as the kernel's receiver
+        // did on the Linux backend), 10 segments five, 64 KB sixteen.
+        for (rwnd, quick) in [(Some(3 * 1448), 1), (Some(10 * 1448), 5), (None, 16)] {
+            let mut r = Receiver::new(0, EcnEcho::Rfc3168, FIXED_WINDOW, 1448, rwnd);
+            let mut acked = Vec::new();
+            for s in 0..2 * quick + 4 {
+                acked.push(r.on_data(Time(u64::from(s)), &data(s))[1].is_some());
+            }
+            let q = quick as usize;
+            assert!(acked[..q].iter().all(|&a| a), "{rwnd:?}: {acked:?}");
+            // Then every second segment.
+            assert!(!acked[q] && acked[q + 1] && !acked[q + 2], "{rwnd:?}: {acked:?}");
+        }
     }
 
     #[test]

@@ -497,7 +497,10 @@ mod tests {
             let q = quick as usize;
             assert!(acked[..q].iter().all(|&a| a), "{rwnd:?}: {acked:?}");
             // Then every second segment.
-            assert!(!acked[q] && acked[q + 1] && !acked[q + 2], "{rwnd:?}: {acked:?}");
+            assert!(
+                !acked[q] && acked[q + 1] && !acked[q + 2],
+                "{rwnd:?}: {acked:?}"
+            );
         }
     }
 

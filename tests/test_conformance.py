@@ -203,6 +203,13 @@ def test_the_simulator_runs_with_the_hosts_the_kernel_runs_measured():
     assert plain.normalized["hosts"]["latency"] == "measured"
     assert measured.hash != plain.hash
     assert kernel_hash(measured) == kernel_hash(plain)
+    # A mean of runs is no run's speed: each seed draws one. One run's
+    # table is at that run's speed: kept as it is.
+    assert measured.normalized["hosts"]["run_speed"] == "drawn"
+    assert plain.normalized["hosts"]["run_speed"] == "drawn"
+    one = cell.with_seed(7, t)
+    assert one.normalized["hosts"]["run_speed"] == "fixed"
+    assert kernel_hash(one) == kernel_hash(plain)
 
 
 def test_each_seed_runs_with_one_kernel_runs_hosts_by_default(tmp_path):

@@ -310,7 +310,13 @@ def _validate_summary(scn: Scenario) -> list[Any]:
         latency = "table (medians {:.1f} / {:.1f} us)".format(
             turnaround_median(t["sender_ns"]) / 1e3, turnaround_median(t["receiver_ns"]) / 1e3
         )
-    head.add_row("host latency", f"{latency} (simulator; model version {n.get('model', 1)})")
+    speed = (n.get("hosts") or {}).get("run_speed", "fixed")
+    if isinstance(speed, dict):  # a factor: {"factor": 1.2}
+        speed = f"x{speed['factor']:g}"
+    head.add_row(
+        "host latency",
+        f"{latency}, run speed {speed} (simulator; model version {n.get('model', 1)})",
+    )
     flows = n.get("flows", [])
     names = [str(x.get("name", "")) for x in links]
     cols = ("id", "group", "label", "cc", "rtt ms", "start s", "size bytes", "pacing") + (

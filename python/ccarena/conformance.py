@@ -223,6 +223,10 @@ class HostTable:
 
     sender_us: tuple[float, ...]
     receiver_us: tuple[float, ...]
+    #: Measured in one kernel run, so at that run's host speed: the
+    #: simulator keeps it as it is (``[hosts] run_speed = "fixed"``). A mean
+    #: of runs is no run's speed, so each seed draws one (``"drawn"``).
+    one_run: bool = True
 
     @classmethod
     def of(cls, doc: Any) -> HostTable | None:
@@ -246,15 +250,19 @@ class HostTable:
             return None
         s = np.mean([t.sender_us for t in tables], axis=0)
         r = np.mean([t.receiver_us for t in tables], axis=0)
-        return cls(tuple(round(float(x), 1) for x in s), tuple(round(float(x), 1) for x in r))
+        return cls(tuple(round(float(x), 1) for x in s), tuple(round(float(x), 1) for x in r), one_run=False)
 
     def latency(self) -> dict[str, list[float]]:
         return {"sender_us": list(self.sender_us), "receiver_us": list(self.receiver_us)}
 
     def onto(self, doc: Mapping[str, Any]) -> dict[str, Any]:
-        """A scenario document whose hosts are these (``[hosts] latency``),
-        its other ``[hosts]`` settings kept."""
-        return {**doc, "hosts": {**doc.get("hosts", {}), "latency": self.latency()}}
+        """A scenario document whose hosts are these (``[hosts] latency``,
+        and ``run_speed = "fixed"`` for one run's table), its other
+        ``[hosts]`` settings kept."""
+        hosts = {**doc.get("hosts", {}), "latency": self.latency()}
+        if self.one_run:
+            hosts["run_speed"] = "fixed"
+        return {**doc, "hosts": hosts}
 
 
 @dataclass

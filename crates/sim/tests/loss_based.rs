@@ -245,8 +245,10 @@ fn copa_keeps_the_queue_short_and_competes_when_it_must() {
         json!({"cc": "copa", "cc_params": {"competitive": false}}),
         "cubic",
     );
+    // Over seeds 1-10 competitive mode takes 0.14-0.27 of the link, 0.03
+    // without it (a single seed's share is no threshold to hold at 0.2).
     assert!(
-        competing > 0.2 && competing > 2.0 * meek,
+        competing > 0.1 && competing > 3.0 * meek,
         "against cubic: {competing}, without competitive mode {meek}"
     );
 }

@@ -47,6 +47,68 @@ pub enum HostLatency {
     Table(Box<Turnarounds>),
 }
 
+/// How fast a run's hosts are, beside the table (`[hosts] run_speed`).
+///
+/// Kernel runs of one scenario differ in host speed: over the 1,014
+/// trustworthy runs of the conformance matrix (`conformance/kernel.parquet`,
+/// kernel 6.18.44, 238 cells of 3 or 10 runs), a run's median turnaround
+/// lies within 0.89-1.11 of its cell's mean (5th-95th percentile, sd 6.7%;
+/// `scripts/host_speed_spread.py`), and the body of its turnaround table
+/// scales with it (each percentile from the 5th to the 90th moves 0.86-1.10
+/// times as much, correlation 0.89-0.99). With flows of different RTTs on a
+/// tail-drop queue that moves where their segments land in the bottleneck's
+/// departure cycle, and so which flow its drops hit (docs/validation.md,
+/// "The drop split is the hosts' phase").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunSpeed {
+    /// Each run scales its table by a factor drawn from its seed, spread as
+    /// the kernel's runs are (`SPEED_SPREAD`).
+    #[default]
+    Drawn,
+    /// The table as it is (the model before version 14).
+    Fixed,
+    /// Every turnaround times this factor.
+    Factor(f64),
+}
+
+impl RunSpeed {
+    pub const NAMES: [&'static str; 2] = ["drawn", "fixed"];
+
+    /// The factor this run's turnarounds are scaled by.
+    pub fn factor(self, seed: u64) -> f64 {
+        match self {
+            RunSpeed::Drawn => {
+                let u = Rng::stream(seed, "host-speed").uniform();
+                interpolate(&SPEED_PCT, &SPEED_SPREAD, u * 100.0)
+            }
+            RunSpeed::Fixed => 1.0,
+            RunSpeed::Factor(f) => f,
+        }
+    }
+}
+
+/// The percentiles `SPEED_SPREAD` holds values at.
+const SPEED_PCT: [f64; 17] = [
+    0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 98.0, 99.0,
+    100.0,
+];
+/// A kernel run's host speed (its median turnaround) over the mean of its
+/// cell's runs, each deviation widened by sqrt(n / (n - 1)) for the n runs
+/// it was measured against (`scripts/host_speed_spread.py` on
+/// `conformance/kernel.parquet`, 2026-11-27).
+const SPEED_SPREAD: [f64; 17] = [
+    0.8091, 0.8382, 0.8610, 0.8923, 0.9200, 0.9474, 0.9664, 0.9838, 0.9996, 1.0129, 1.0315, 1.0484,
+    1.0805, 1.1125, 1.1520, 1.1907, 1.2768,
+];
+
+/// Linear interpolation of `values` at percentile `p` of `pct`.
+fn interpolate(pct: &[f64], values: &[f64], p: f64) -> f64 {
+    let k = pct.partition_point(|&x| x <= p).clamp(1, pct.len() - 1);
+    let (p0, p1) = (pct[k - 1], pct[k]);
+    values[k - 1] + (values[k] - values[k - 1]) * (p - p0) / (p1 - p0)
+}
+
 /// A turnaround distribution: its values at the percentiles of `PCT`, ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turnarounds {
@@ -57,6 +119,15 @@ pub struct Turnarounds {
 }
 
 impl Turnarounds {
+    /// Every turnaround times `factor` (`RunSpeed`).
+    pub fn scaled(&self, factor: f64) -> Turnarounds {
+        let f = |t: [u64; 18]| t.map(|ns| round_positive(ns as f64 * factor));
+        Turnarounds {
+            sender_ns: f(self.sender_ns),
+            receiver_ns: f(self.receiver_ns),
+        }
+    }
+
     /// The table this module ships (see the module's comment).
     pub const MEASURED: Turnarounds = Turnarounds {
         sender_ns: SENDER_NS,
@@ -192,6 +263,32 @@ mod tests {
         let mid = (quantile(&SENDER_NS, 0.0) + quantile(&SENDER_NS, 1.0 / 99.9)) / 2;
         assert!((quantile(&SENDER_NS, 0.5 / 99.9) as i64 - mid as i64).abs() <= 1);
         assert!(quantile(&SENDER_NS, 0.999_999_9) <= SENDER_NS[17]);
+    }
+
+    #[test]
+    fn run_speeds_are_drawn_as_the_kernel_runs_spread() {
+        let draws: Vec<f64> = (0..20_000).map(|s| RunSpeed::Drawn.factor(s)).collect();
+        let below = |x: f64| draws.iter().filter(|&&d| d < x).count() as f64 / draws.len() as f64;
+        // The table's own percentiles: 5% below 0.8923, half below 0.9996,
+        // 95% below 1.1125; nothing outside its ends.
+        for (x, p) in [(0.8923, 0.05), (0.9996, 0.5), (1.1125, 0.95)] {
+            assert!((below(x) - p).abs() < 0.01, "{x}: {}", below(x));
+        }
+        assert!(draws.iter().all(|&d| (0.8091..=1.2768).contains(&d)));
+        // One seed, one speed; the stream is the seed's own.
+        assert_eq!(RunSpeed::Drawn.factor(42), RunSpeed::Drawn.factor(42));
+        assert_ne!(RunSpeed::Drawn.factor(42), RunSpeed::Drawn.factor(43));
+        assert_eq!(RunSpeed::Fixed.factor(42), 1.0);
+        assert_eq!(RunSpeed::Factor(1.25).factor(42), 1.25);
+    }
+
+    #[test]
+    fn a_scaled_table_scales_every_turnaround() {
+        let t = Turnarounds::MEASURED.scaled(1.1);
+        for (got, ns) in t.sender_ns.iter().zip(SENDER_NS) {
+            assert_eq!(*got, (ns as f64 * 1.1).round() as u64);
+        }
+        assert_eq!(Turnarounds::MEASURED.scaled(1.0), Turnarounds::MEASURED);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::raw::RawHosts;
 use super::{err, ScenarioError};
-use crate::net::host::{HostLatency, Turnarounds, PCT};
+use crate::net::host::{HostLatency, RunSpeed, Turnarounds, PCT};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -40,6 +40,12 @@ pub struct HostsSpec {
     /// The kernel's tick rate (`CONFIG_HZ`) the delayed-ACK timer counts
     /// in: 100, 250, 300 or 1000; 250 is the Linux backend's kernel.
     pub hz: u32,
+    /// How fast this run's hosts are beside the table (`net::host::RunSpeed`):
+    /// `"drawn"` scales the turnarounds by a factor drawn from the seed,
+    /// spread as the kernel's runs of one scenario are (sd 6.7%); `"fixed"`
+    /// keeps the table (the model before version 14); a number is the
+    /// factor.
+    pub run_speed: RunSpeed,
 }
 
 /// `CONFIG_HZ` values Linux offers.
@@ -56,6 +62,7 @@ impl Default for HostsSpec {
             timestamps: true,
             delack: true,
             hz: 250,
+            run_speed: RunSpeed::Drawn,
         }
     }
 }
@@ -89,7 +96,28 @@ pub(super) fn normalize(raw: RawHosts) -> Result<HostsSpec, ScenarioError> {
                 }
             },
         },
+        run_speed: match raw.run_speed {
+            None => linux.run_speed,
+            Some(v) => run_speed(&v)?,
+        },
     })
+}
+
+/// `[hosts] run_speed`: a name, or a factor from 0.1 to 10.
+fn run_speed(v: &Value) -> Result<RunSpeed, ScenarioError> {
+    let want = format!(
+        "one of {}, or a factor from 0.1 to 10",
+        RunSpeed::NAMES.join(", ")
+    );
+    match v {
+        Value::String(s) if s == "drawn" => Ok(RunSpeed::Drawn),
+        Value::String(s) if s == "fixed" => Ok(RunSpeed::Fixed),
+        Value::Number(n) => match n.as_f64().filter(|f| (0.1..=10.0).contains(f)) {
+            Some(f) => Ok(RunSpeed::Factor(f)),
+            None => err("hosts.run_speed", format!("expected {want}, got {v}")),
+        },
+        _ => err("hosts.run_speed", format!("expected {want}, got {v}")),
+    }
 }
 
 /// `[hosts] latency`: a name, or the table a user measured on their own
@@ -211,5 +239,18 @@ mod tests {
         assert_eq!(path_of(json!("fast")), "hosts.latency");
         assert_eq!(path_of(json!(3)), "hosts.latency");
         assert_eq!(with(json!("none")).unwrap().latency, HostLatency::None);
+    }
+
+    #[test]
+    fn run_speed_is_a_name_or_a_factor() {
+        let rs = |v: Value| normalize(serde_json::from_value(json!({ "run_speed": v })).unwrap());
+        assert_eq!(rs(json!("drawn")).unwrap().run_speed, RunSpeed::Drawn);
+        assert_eq!(rs(json!("fixed")).unwrap().run_speed, RunSpeed::Fixed);
+        assert_eq!(rs(json!(1.5)).unwrap().run_speed, RunSpeed::Factor(1.5));
+        for bad in [json!("fast"), json!(0), json!(11), json!(true)] {
+            let e = rs(bad).unwrap_err();
+            assert_eq!(e.path, "hosts.run_speed");
+            assert!(e.message.contains("drawn, fixed"), "{}", e.message);
+        }
     }
 }

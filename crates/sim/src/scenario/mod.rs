@@ -378,7 +378,10 @@ const MAX_FLOWS: usize = 100_000;
 /// 13: quick-ACK mode at a flow's first data lasts half the advertised
 ///    window in segments, at most 16 (`tcp_incr_quickack`), not always 16:
 ///    a small `rwnd` or a large MSS ACKs fewer segments one by one.
-pub const MODEL_VERSION: u32 = 13;
+/// 14: each run's hosts at a speed drawn from its seed (`[hosts]
+///    run_speed`, `net::host::RunSpeed`): the turnaround table scaled by a
+///    factor spread as the kernel's runs of one scenario are (sd 6.7%).
+pub const MODEL_VERSION: u32 = 14;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

@@ -90,6 +90,8 @@ pub struct RawHosts {
     pub timestamps: Option<bool>,
     pub delack: Option<bool>,
     pub hz: Option<serde_json::Value>,
+    /// "drawn", "fixed", or a factor.
+    pub run_speed: Option<serde_json::Value>,
 }
 
 /// Unknown keys land in `qdisc_params` and are checked by `normalize`

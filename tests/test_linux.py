@@ -512,6 +512,32 @@ def test_a_policer_on_the_kernel_agrees_with_the_simulator(tmp_path):
     assert 7.0 < g_lx < 10.0 and abs(g_lx - g_sim) / g_sim < 0.1, (g_lx, g_sim)
 
 
+def test_a_receive_window_limits_the_kernel_as_the_simulator(tmp_path):
+    # rwnd = 100,000 B on a 20 ms path at 100 Mbit/s: about 100,000 B a
+    # round trip, 39 Mbit/s. Linux 6.18 advertises 1.24x a buffer locked to
+    # it (measured: 124,200 B, 46.9 Mbit/s); the bottleneck clamps the
+    # advertised windows to the rwnd (gen.REVISION 3), and the kernel then
+    # gets what the simulator's fixed window gives (measured 38.13 and
+    # 38.12 Mbit/s).
+    from ccarena.linux import execute
+
+    scn = Scenario.from_dict(
+        {
+            "duration": "5s",
+            "bottleneck": {"rate": "100Mbps", "buffer": "4BDP"},
+            "flows": [{"cc": "cubic", "rtt": "20ms", "rwnd": "100000B"}],
+        }
+    )
+    lx = execute(scn, tmp_path / "lx")
+    _accurate_or_skip(lx)
+    sim = run(scn, out=tmp_path / "sim")
+    assert lx.meta["linux"]["windows_clamped"] > 0
+    assert lx.meta["linux"]["generator"] == 3
+    g_lx, g_sim = float(lx.flows["goodput_mbps"][0]), float(sim.flows["goodput_mbps"][0])
+    window_rate = 100_000 * 8 / 20e-3 / 1e6  # 40 Mbit/s: never above it
+    assert g_lx < window_rate and abs(g_lx - g_sim) / g_sim < 0.05, (g_lx, g_sim)
+
+
 def test_two_way_traffic_on_the_kernel(tmp_path):
     # Two CUBIC flows in opposite directions over two 20 Mbit/s links, each
     # flow's ACKs behind the other's data: on the kernel too a flow's RTT is

@@ -122,6 +122,7 @@ import pyarrow.parquet as pq
 
 from .linux import execute as execute_linux
 from .linux.gen import REVISION as GENERATOR_REVISION
+from .linux.gen import revision as generator_revision
 from .results import Results
 from .runner import execute as execute_sim
 from .scenario import Scenario, ScenarioError, read_toml
@@ -392,7 +393,7 @@ def kernel_hash(scn: Scenario) -> str:
     ``SIM_ONLY_FIELDS``, so a simulator upgrade keeps the kernel's runs, and
     the traffic generator's revision, so a generator change re-runs them."""
     doc = {k: v for k, v in json.loads(scn.core_json).items() if k not in SIM_ONLY_FIELDS}
-    doc["linux_generator"] = GENERATOR_REVISION
+    doc["linux_generator"] = generator_revision(doc)
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 

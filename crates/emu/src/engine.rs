@@ -2,7 +2,7 @@
 //! run the [`Pipeline`] against CLOCK_MONOTONIC, send each frame when it is
 //! due, sample the queue, and write the self-check statistics at the end.
 
-use crate::frame::{self, TcpFrame};
+use crate::frame::{self, TcpFrame, WindowClamps};
 use crate::pipeline::{Pipeline, Release};
 use crate::sys::{self, PacketSocket};
 use crate::turnaround::TurnaroundMeter;
@@ -230,6 +230,8 @@ pub struct Engine {
     start_tx_dropped: [u64; 2],
     trace: Option<BufWriter<File>>,
     turnarounds: TurnaroundMeter,
+    /// Flows' `rwnd` on their receivers' windows (`frame::WindowClamps`).
+    windows: WindowClamps,
 }
 
 const SENDERS: usize = 0;
@@ -262,6 +264,13 @@ impl Engine {
         };
         Ok(Engine {
             trace,
+            windows: WindowClamps::new(
+                cfg.scenario
+                    .flows
+                    .iter()
+                    .map(|f| f.rwnd.map(|b| b.0))
+                    .collect(),
+            ),
             turnarounds: TurnaroundMeter::new(
                 cfg.scenario
                     .flows
@@ -309,11 +318,17 @@ impl Engine {
                 self.c.oversize += 1;
                 continue;
             }
-            let data = &buf[..len];
+            let data = &mut buf[..len];
             let flow = frame::parse(data)
                 .and_then(|t| classify(&t, side == SENDERS, self.cfg.port_base, n).map(|f| (t, f)));
             match flow {
                 Some((t, f)) => {
+                    if side == SENDERS {
+                        self.windows.from_sender(f as usize, t.kind(), data);
+                    } else {
+                        self.windows.from_receiver(f as usize, t.kind(), data);
+                    }
+                    let data = &*data;
                     if let Some(w) = &mut self.trace {
                         trace_line(w, now, 'a', side, f, &t, now)?;
                     }
@@ -540,6 +555,7 @@ impl Engine {
             "frames_fwd": self.c.frames_fwd,
             "frames_rev": self.c.frames_rev,
             "frames_other": self.c.frames_other,
+            "windows_clamped": self.windows.clamped,
             "frames_oversize": self.c.oversize,
             "frames_sent": self.c.sent,
             "send_nobuf_drops": self.c.send_nobuf,

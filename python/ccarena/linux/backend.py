@@ -40,7 +40,7 @@ from ..scenario import Scenario
 from ..stats import turnaround_median
 from ..store import DEFAULT_ROOT, capture_files, capture_meta, default_run_dir, write_run
 from . import capture, netns
-from .gen import REVISION as GENERATOR_REVISION
+from .gen import revision as generator_revision
 from .netns import Topology
 from .tables import build_tables, self_check
 
@@ -234,6 +234,11 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
             }
         )
     capture.check(n)
+    if any(f.get("rwnd_bytes") for f in n["flows"]):
+        notes.append(
+            "rwnd: the receiver's buffer is locked to it and the bottleneck clamps the windows "
+            "it advertises to it (Linux advertises up to 1.24x the buffer's rwnd)"
+        )
     ecn = {bool(f.get("ecn")) for f in n["flows"]}
     if ecn == {True, False}:
         notes.append("ecn differs between flows; the Linux sender negotiates ECN for all of them")
@@ -479,8 +484,8 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
         "kernel": kernel_version(),
         "linux": {
             "kernel": kernel_version(),
-            # The traffic generator's revision (gen.REVISION).
-            "generator": GENERATOR_REVISION,
+            # The traffic generator's revision for this scenario (gen.revision).
+            "generator": generator_revision(scn.normalized),
             "notes": raw["notes"],
             "bottleneck": raw["bottleneck_program"],
             "trustworthy": check["trustworthy"],
@@ -490,6 +495,9 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
             # The hosts' turnarounds the bottleneck measured, us at the
             # simulator's percentiles (`[hosts] latency`'s table).
             "turnarounds": raw["bottleneck"].get("turnarounds"),
+            # ACKs whose advertised window the bottleneck clamped to their
+            # flow's rwnd (gen.REVISION 3; Linux advertises more).
+            "windows_clamped": raw["bottleneck"].get("windows_clamped", 0),
             # When each flow's kernel counts (tcp_info) were read, s from the
             # run's start: a capture goes on until the socket closes.
             "counts_read_s": {str(f["flow"]): f.get("final_s") for f in raw["sender"]["flows"]},

@@ -302,6 +302,21 @@ fn stopped_flow_leaves_the_link_to_the_other() {
         .iter()
         .zip(s.f64s("time_s"))
         .all(|(f, t)| *f != 0 || *t < 4.6));
+    // What the application had written before the stop still goes (its
+    // send buffer, `tcp::push`'s writer); without the writer model
+    // (`push_acks = false`) only what was sent: the flow ends earlier.
+    let bare = sim(json!({
+        "duration": "10s",
+        "bottleneck": {"rate": "50Mbps", "buffer": "1BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "cubic", "stop": "4s"}, {"cc": "cubic"}],
+        "hosts": {"push_acks": false}
+    }));
+    let bare_end = bare.table("flows").f64s("end_s")[0];
+    assert!(
+        bare_end > 4.0 && end > bare_end + 0.05,
+        "{end} vs {bare_end}"
+    );
 }
 
 /// SACK-based fast recovery repairs tail-drop losses without a timeout:

@@ -244,6 +244,7 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
                 "cc": kernel,
                 "start_ns": f["start_ns"],
                 "size": f.get("size_bytes"),
+                "stop_ns": f.get("stop_ns"),
                 "max_pacing_rate": so_max,
                 "user_mss": mss + TCP_TIMESTAMP_OPT if mss < DEFAULT_MSS else None,
                 "rcvbuf": f.get("rwnd_bytes"),

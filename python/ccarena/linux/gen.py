@@ -76,7 +76,10 @@ CHUNK = 1 << 20
 #:    counts payload bytes only (20 Mbit/s paced 19.82 Mbit/s of goodput, the
 #:    simulator's sch_fq 18.97; now 18.96). Only scenarios with a
 #:    ``max_rate`` take this number.
-REVISION = 4
+#: 5: a bulk flow's ``stop`` is kept: its sender stops writing then and
+#:    shuts its side down once what it wrote is sent (before, the flow ran
+#:    to the end of the run). Only scenarios with a ``stop`` take it.
+REVISION = 5
 STOP = threading.Event()
 
 
@@ -84,6 +87,8 @@ def revision(normalized: dict[str, Any]) -> int:
     """The revision a scenario's kernel run is made under: the last one
     that changed what the kernel is asked to do in it."""
     flows = normalized.get("flows", [])
+    if any(f.get("stop_ns") is not None for f in flows):
+        return 5
     if any((f.get("pacing") or {}).get("max_rate_bps") for f in flows):
         return 4
     if any(f.get("rwnd_bytes") for f in flows):
@@ -197,14 +202,23 @@ class SenderFlow:
             s.settimeout(0.05)
             size = f.get("size")
             sent = 0
-            while not STOP.is_set() and clock.now() < end and (size is None or sent < size):
+            # A bulk flow with `stop` stops writing then (REVISION 5); what
+            # it wrote still goes, and it shuts its side down.
+            stop = end if f.get("stop_ns") is None else min(end, f["stop_ns"] / 1e9)
+            while not STOP.is_set() and clock.now() < stop and (size is None or sent < size):
                 n = CHUNK if size is None else min(CHUNK, size - sent)
+                if stop < end:
+                    s.settimeout(min(0.05, max(stop - clock.now(), 1e-4)))
                 try:
                     sent += s.send(buf[:n])
                 except TimeoutError:
                     continue
             self.result["bytes_written"] = sent
-            if size is not None and sent >= size:
+            stopped = stop < end and clock.now() >= stop
+            if stopped:
+                self.result["stopped_s"] = clock.now()
+                s.settimeout(0.05)
+            if (size is not None and sent >= size) or stopped:
                 s.shutdown(socket.SHUT_WR)
                 # The receiver closes once it has read everything; its FIN
                 # arrives right after the ACK of our last byte.

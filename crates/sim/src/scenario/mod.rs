@@ -381,7 +381,10 @@ const MAX_FLOWS: usize = 100_000;
 /// 14: each run's hosts at a speed drawn from its seed (`[hosts]
 ///    run_speed`, `net::host::RunSpeed`): the turnaround table scaled by a
 ///    factor spread as the kernel's runs of one scenario are (sd 6.7%).
-pub const MODEL_VERSION: u32 = 14;
+/// 15: a flow's `stop` ends the application's writes, and what it wrote
+///    (TCP's send buffer, `tcp::push`'s writer) is still sent; before, the
+///    flow sent nothing new after it.
+pub const MODEL_VERSION: u32 = 15;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

@@ -80,6 +80,12 @@ impl PushMarks {
         }
     }
 
+    /// Segments the application has handed to TCP so far (0 when the
+    /// writer is not modelled, `push_acks = false`).
+    pub fn written(&self) -> u32 {
+        self.written
+    }
+
     /// Whether new segment `q` (sent in order) ends a write.
     pub fn take(&mut self, q: u32) -> bool {
         while let Some(&m) = self.marks.front() {

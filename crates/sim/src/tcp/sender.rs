@@ -896,11 +896,14 @@ impl Sender {
             .min(self.app.segments_written(now, self.start, self.cfg.mss))
     }
 
-    /// The application stops writing: what was sent is all there is, and the
-    /// flow completes once it is delivered.
+    /// The application stops writing: what it has written is all there is
+    /// (what TCP sent and what waits in its send buffer, `tcp::push`'s
+    /// writer; without that model, `push_acks = false`, what was sent),
+    /// and the flow completes once it is delivered. On the Linux backend
+    /// the sender stops writing and shuts its side down.
     pub fn stop_app(&mut self, now: Time) {
         if self.total_segs.is_none() {
-            self.total_segs = Some(self.snd_nxt);
+            self.total_segs = Some(self.snd_nxt.max(self.push.written()));
             if self.phase == Phase::Established && self.snd_una >= self.snd_nxt {
                 self.finish(now);
             }

@@ -103,6 +103,17 @@ def _payload_rate(max_rate_bps: int, mss: int) -> int:
     return max_rate_bps * mss // (mss + FRAME_OVERHEAD)
 
 
+def _mixed_routes(normalized: dict[str, Any]) -> bool:
+    """Whether the flows differ in ECN or initial window, which Linux takes
+    from the route (``initcwnd``, ``features ecn``) or a host-wide sysctl:
+    then each flow gets a route of its own."""
+    flows = normalized["flows"]
+    return (
+        len({bool(f.get("ecn")) for f in flows}) > 1
+        or len({int(f.get("init_cwnd", 10)) for f in flows}) > 1
+    )
+
+
 def _is_root() -> bool:
     if os.environ.get(FAKE_NONROOT_ENV) == "1":
         return False
@@ -257,12 +268,6 @@ def plan(scn: Scenario) -> tuple[list[dict[str, Any]], list[str]]:
             "rwnd: the receiver's buffer is locked to it and the bottleneck clamps the windows "
             "it advertises to it (Linux advertises up to 1.24x the buffer's rwnd)"
         )
-    ecn = {bool(f.get("ecn")) for f in n["flows"]}
-    if ecn == {True, False}:
-        notes.append("ecn differs between flows; the Linux sender negotiates ECN for all of them")
-    init = {int(f.get("init_cwnd", 10)) for f in n["flows"]}
-    if len(init) > 1:
-        notes.append(f"init_cwnd differs between flows; all use {max(init)} (a route attribute)")
     access = {f.get("access_rate_bps") for f in n["flows"]}
     if access != {40_000_000_000}:
         notes.append("access_rate is not emulated: the veths are the access links")
@@ -371,19 +376,27 @@ def run_in_namespaces(
     duration_ns = int(n["duration_ns"])
     (workdir / "scenario.json").write_text(scn.core_json, encoding="utf-8")
     say(f"building namespaces {topo.prefix}-snd|rtr|rcv")
+    # Flows that differ in ECN or initial window get a route each (both are
+    # route attributes; gen.REVISION 6); alike, one for all.
+    mixed = _mixed_routes(n)
     sender_sysctls = {
         "net.ipv4.tcp_no_metrics_save": "1",
         "net.ipv4.tcp_wmem": "4096 16384 67108864",
-        "net.ipv4.tcp_ecn": "1" if any(f.get("ecn") for f in n["flows"]) else "0",
+        "net.ipv4.tcp_ecn": "1" if any(f.get("ecn") for f in n["flows"]) and not mixed else "0",
     }
     receiver_sysctls = {
         "net.ipv4.tcp_no_metrics_save": "1",
         "net.ipv4.tcp_rmem": "4096 131072 67108864",
     }
     topo.build(sender_sysctls=sender_sysctls, receiver_sysctls=receiver_sysctls)
-    init = max(int(f.get("init_cwnd", 10)) for f in n["flows"])
-    if init != 10:
-        topo.set_initcwnd(init)
+    if mixed:
+        topo.set_flow_routes(
+            [(PORT_BASE + f["id"], int(f.get("init_cwnd", 10)), bool(f.get("ecn"))) for f in n["flows"]]
+        )
+    else:
+        init = int(n["flows"][0].get("init_cwnd", 10))
+        if init != 10:
+            topo.set_initcwnd(init)
     bn_cpu, other_cpus = _cpu_plan()
     if other_cpus:
         topo.steer_host_rx(other_cpus)

@@ -79,7 +79,11 @@ CHUNK = 1 << 20
 #: 5: a bulk flow's ``stop`` is kept: its sender stops writing then and
 #:    shuts its side down once what it wrote is sent (before, the flow ran
 #:    to the end of the run). Only scenarios with a ``stop`` take it.
-REVISION = 5
+#: 6: flows that differ in ECN or initial window each get a route of their
+#:    own (a policy rule by destination port; ``initcwnd`` and ``features
+#:    ecn``); before, all took the largest window and ECN if any asked for
+#:    it. Only such scenarios take this number.
+REVISION = 6
 STOP = threading.Event()
 
 
@@ -87,6 +91,8 @@ def revision(normalized: dict[str, Any]) -> int:
     """The revision a scenario's kernel run is made under: the last one
     that changed what the kernel is asked to do in it."""
     flows = normalized.get("flows", [])
+    if len({bool(f.get("ecn")) for f in flows}) > 1 or len({int(f.get("init_cwnd", 10)) for f in flows}) > 1:
+        return 6
     if any(f.get("stop_ns") is not None for f in flows):
         return 5
     if any((f.get("pacing") or {}).get("max_rate_bps") for f in flows):

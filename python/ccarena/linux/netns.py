@@ -43,6 +43,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import LinuxBackendError
 from ..interrupt import deferred
@@ -67,6 +68,8 @@ LOCKS_ENV = "CCARENA_LINUX_LOCKS"
 SUBNET = "10.201.0"
 SENDER_ADDR = f"{SUBNET}.1"
 RECEIVER_ADDR = f"{SUBNET}.2"
+#: The first routing table (and rule priority) of the per-flow routes.
+FLOW_TABLE_BASE = 1000
 SENDER_MAC = "02:cc:a0:00:00:01"
 RECEIVER_MAC = "02:cc:a0:00:00:02"
 ROUTER_IF_SND = "snd0"
@@ -370,6 +373,31 @@ class Topology:
         """The initial window of every connection from the sender (a route attribute)."""
         run(["ip", "-n", self.snd, "route", "replace", f"{SUBNET}.0/24", "dev", HOST_IF,
              "initcwnd", str(n)])  # fmt: skip
+
+    def set_flow_routes(self, flows: list[tuple[int, int, bool]]) -> None:
+        """Each flow's connection routed by its destination port (policy
+        rules, ``ip rule ... dport``, one per run of consecutive ports alike)
+        through a route that carries its initial window (``initcwnd``) and
+        whether it asks for ECN (``features ecn``, which ``tcp_ecn_send_syn``
+        honours with ``net.ipv4.tcp_ecn = 0``), one table per kind.
+        ``flows``: (port, initcwnd, ecn)."""
+        tables: dict[tuple[int, bool], int] = {}
+        runs: list[list[Any]] = []  # [first port, last port, table]
+        for port, initcwnd, ecn in sorted(flows):
+            kind = (initcwnd, ecn)
+            if kind not in tables:
+                tables[kind] = FLOW_TABLE_BASE + len(tables)
+                cmd = ["ip", "-n", self.snd, "route", "replace", f"{SUBNET}.0/24", "dev", HOST_IF,
+                       "table", str(tables[kind]), "initcwnd", str(initcwnd)]  # fmt: skip
+                run(cmd + (["features", "ecn"] if ecn else []))
+            if runs and runs[-1][1] == port - 1 and runs[-1][2] == tables[kind]:
+                runs[-1][1] = port
+            else:
+                runs.append([port, port, tables[kind]])
+        for k, (first, last, table) in enumerate(runs):
+            ports = str(first) if first == last else f"{first}-{last}"
+            run(["ip", "-n", self.snd, "rule", "add", "ipproto", "tcp", "dport", ports,
+                 "priority", str(FLOW_TABLE_BASE + k), "table", str(table)])  # fmt: skip
 
     def destroy(self) -> None:
         for ns in reversed(self.created):

@@ -109,8 +109,7 @@ def _mixed_routes(normalized: dict[str, Any]) -> bool:
     then each flow gets a route of its own."""
     flows = normalized["flows"]
     return (
-        len({bool(f.get("ecn")) for f in flows}) > 1
-        or len({int(f.get("init_cwnd", 10)) for f in flows}) > 1
+        len({bool(f.get("ecn")) for f in flows}) > 1 or len({int(f.get("init_cwnd", 10)) for f in flows}) > 1
     )
 
 

@@ -40,6 +40,7 @@ from ..scenario import Scenario
 from ..stats import turnaround_median
 from ..store import DEFAULT_ROOT, capture_files, capture_meta, default_run_dir, write_run
 from . import capture, netns
+from .gen import mixed_routes
 from .gen import revision as generator_revision
 from .netns import Topology
 from .tables import build_tables, self_check
@@ -101,16 +102,6 @@ def _payload_rate(max_rate_bps: int, mss: int) -> int:
     by the rate). Measured: 20 Mbit/s given as is paced 19.82 Mbit/s of
     goodput, against the simulator's sch_fq 18.97 (1448/1514 of 20)."""
     return max_rate_bps * mss // (mss + FRAME_OVERHEAD)
-
-
-def _mixed_routes(normalized: dict[str, Any]) -> bool:
-    """Whether the flows differ in ECN or initial window, which Linux takes
-    from the route (``initcwnd``, ``features ecn``) or a host-wide sysctl:
-    then each flow gets a route of its own."""
-    flows = normalized["flows"]
-    return (
-        len({bool(f.get("ecn")) for f in flows}) > 1 or len({int(f.get("init_cwnd", 10)) for f in flows}) > 1
-    )
 
 
 def _is_root() -> bool:
@@ -377,7 +368,7 @@ def run_in_namespaces(
     say(f"building namespaces {topo.prefix}-snd|rtr|rcv")
     # Flows that differ in ECN or initial window get a route each (both are
     # route attributes; gen.REVISION 6); alike, one for all.
-    mixed = _mixed_routes(n)
+    mixed = mixed_routes(n)
     sender_sysctls = {
         "net.ipv4.tcp_no_metrics_save": "1",
         "net.ipv4.tcp_wmem": "4096 16384 67108864",

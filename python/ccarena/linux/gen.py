@@ -87,11 +87,21 @@ REVISION = 6
 STOP = threading.Event()
 
 
+def mixed_routes(normalized: dict[str, Any]) -> bool:
+    """Whether the flows differ in ECN or initial window, which Linux takes
+    from the route (``initcwnd``, ``features ecn``) or a host-wide sysctl:
+    then each flow gets a route of its own (REVISION 6)."""
+    flows = normalized.get("flows", [])
+    return (
+        len({bool(f.get("ecn")) for f in flows}) > 1 or len({int(f.get("init_cwnd", 10)) for f in flows}) > 1
+    )
+
+
 def revision(normalized: dict[str, Any]) -> int:
     """The revision a scenario's kernel run is made under: the last one
     that changed what the kernel is asked to do in it."""
     flows = normalized.get("flows", [])
-    if len({bool(f.get("ecn")) for f in flows}) > 1 or len({int(f.get("init_cwnd", 10)) for f in flows}) > 1:
+    if mixed_routes(normalized):
         return 6
     if any(f.get("stop_ns") is not None for f in flows):
         return 5

@@ -87,31 +87,10 @@ fn be32(b: &[u8], at: usize) -> u32 {
 /// IPv6, UDP, fragments, truncated or malformed headers), which the
 /// bottleneck forwards untouched.
 pub fn parse(frame: &[u8]) -> Option<TcpFrame> {
-    if frame.len() < ETH_HLEN + 20 || be16(frame, 12) != ETH_P_IP {
-        return None;
-    }
+    let h = tcp_header(frame)?;
     let ip = &frame[ETH_HLEN..];
-    let ver_ihl = ip[0];
-    if ver_ihl >> 4 != 4 {
-        return None;
-    }
-    let ihl = (ver_ihl & 0x0f) as usize * 4;
-    let total = be16(ip, 2) as usize;
-    if ihl < 20 || total < ihl || total > ip.len() || ip[9] != IPPROTO_TCP {
-        return None;
-    }
-    // A fragment other than the first has no TCP header.
-    if be16(ip, 6) & 0x1fff != 0 {
-        return None;
-    }
-    let tcp = &ip[ihl..total];
-    if tcp.len() < 20 {
-        return None;
-    }
-    let doff = (tcp[12] >> 4) as usize * 4;
-    if doff < 20 || doff > tcp.len() {
-        return None;
-    }
+    let tcp = &frame[h.at..ETH_HLEN + h.total];
+    let doff = h.doff;
     Some(TcpFrame {
         src: [ip[12], ip[13], ip[14], ip[15]],
         dst: [ip[16], ip[17], ip[18], ip[19]],
@@ -122,7 +101,7 @@ pub fn parse(frame: &[u8]) -> Option<TcpFrame> {
         flags: tcp[13],
         ecn: ecn_of(ip[1]),
         payload: (tcp.len() - doff) as u32,
-        wire_len: (ETH_HLEN + total) as u32,
+        wire_len: (ETH_HLEN + h.total) as u32,
     })
 }
 
@@ -166,8 +145,18 @@ pub fn set_ecn(frame: &mut [u8], ecn: Ecn) -> bool {
     true
 }
 
-/// The TCP header of an IPv4 frame: where it starts and how long it is.
-fn tcp_header(frame: &[u8]) -> Option<(usize, usize)> {
+/// Where an IPv4 frame's TCP header lies: its offset in the frame, its
+/// length, and the IP packet's total length.
+struct TcpHeader {
+    at: usize,
+    doff: usize,
+    total: usize,
+}
+
+/// The TCP header of an Ethernet + IPv4 + TCP frame; `None` for anything
+/// else (ARP, IPv6, UDP, fragments after the first, truncated or malformed
+/// headers).
+fn tcp_header(frame: &[u8]) -> Option<TcpHeader> {
     if frame.len() < ETH_HLEN + 20 || be16(frame, 12) != ETH_P_IP {
         return None;
     }
@@ -177,17 +166,21 @@ fn tcp_header(frame: &[u8]) -> Option<(usize, usize)> {
     if ip[0] >> 4 != 4 || ihl < 20 || total < ihl + 20 || total > ip.len() || ip[9] != IPPROTO_TCP {
         return None;
     }
+    // A fragment other than the first has no TCP header.
+    if be16(ip, 6) & 0x1fff != 0 {
+        return None;
+    }
     let at = ETH_HLEN + ihl;
     let doff = (frame[at + 12] >> 4) as usize * 4;
-    (doff >= 20 && ihl + doff <= total).then_some((at, doff))
+    (doff >= 20 && ihl + doff <= total).then_some(TcpHeader { at, doff, total })
 }
 
 /// The window scale option (RFC 7323, kind 3) of a SYN or SYN-ACK frame:
 /// the shift its sender applies to the windows it advertises later, if
 /// the other side offered scaling too; `None` without the option.
 pub fn window_scale(frame: &[u8]) -> Option<u8> {
-    let (at, doff) = tcp_header(frame)?;
-    let opts = &frame[at + 20..at + doff];
+    let h = tcp_header(frame)?;
+    let opts = &frame[h.at + 20..h.at + h.doff];
     let mut i = 0;
     while i < opts.len() {
         match opts[i] {
@@ -276,7 +269,7 @@ impl WindowClamps {
 /// down to the scale's unit but never to zero, and fix the TCP checksum
 /// incrementally (RFC 1624, eqn. 3). True if the frame was changed.
 pub fn clamp_window(frame: &mut [u8], shift: u8, max_bytes: u64) -> bool {
-    let Some((at, _)) = tcp_header(frame) else {
+    let Some(TcpHeader { at, .. }) = tcp_header(frame) else {
         return false;
     };
     let old = be16(frame, at + 14);

@@ -164,14 +164,12 @@ impl<'a, T: Taps> World<'a, T> {
         let mut flows = Vec::with_capacity(n);
         // One copy of the hosts' table, shared by every flow's ACK path, at
         // this run's host speed (`[hosts] run_speed`, `net::host::RunSpeed`).
-        let turnarounds = sc.hosts.latency.turnarounds().map(|t| {
-            let f = sc.hosts.run_speed.factor(sc.seed);
-            if f == 1.0 {
-                t
-            } else {
-                Arc::new(t.scaled(f))
-            }
-        });
+        let speed = sc.hosts.run_speed.factor(sc.seed);
+        let turnarounds = sc
+            .hosts
+            .latency
+            .turnarounds()
+            .map(|t| Arc::new(t.scaled(speed)));
         // One kernel's jiffies for every host (`tcp/delack.rs`), at a phase
         // drawn from the seed.
         let jiffies = sc

@@ -99,6 +99,50 @@ def test_the_permutation_test_of_means_counts_splits():
     assert same == 1.0
 
 
+def test_q_is_p_adjusted_for_the_number_of_tests():
+    """Benjamini-Hochberg by hand: sorted p 0.005, 0.01, 0.03, 0.04 of four
+    tests scale by 4/k to 0.02, 0.02, 0.04, 0.04, each then the least from
+    its rank on; NaN is no test."""
+    import numpy as np
+
+    from ccarena.stats import bh_adjust
+
+    q = bh_adjust([0.01, 0.04, math.nan, 0.03, 0.005])
+    assert q[[0, 1, 3, 4]] == pytest.approx([0.02, 0.04, 0.04, 0.02]) and math.isnan(q[2])
+    # A larger p may not get a smaller q, and q >= p, at most 1.
+    p = np.random.default_rng(3).random(200) ** 3
+    q = bh_adjust(p)
+    order = np.argsort(p)
+    assert np.all(np.diff(q[order]) >= 0) and np.all(q >= p * (1 - 1e-12)) and q.max() <= 1.0
+    # Uniform p (no effect anywhere) leaves nothing below 0.05 but chance.
+    assert (bh_adjust(np.linspace(0.001, 1, 1000)) < 0.05).sum() == 0
+    assert bh_adjust([]).size == 0
+
+
+def test_every_run_judges_a_cell_on_all_its_kernel_runs(tmp_path):
+    """With every_run a cell is judged on its kernel runs up to the first
+    missing (the count is a least, not a most) and gets as many seeds; a
+    cell short of the count is still not judged."""
+    import dataclasses
+
+    from ccarena.conformance import METRICS, KernelRun, KernelRuns, kernel_hash, seed_count
+
+    m = load_matrix(CI)
+    cell = m.cells[0]
+    values = pd.DataFrame({"flow": [0], "cc": ["cubic"], "rtt_ms": [10.0]} | {k: [1.0] for k in METRICS})
+    seeds = cell.seeds(m.linux_repeats + 5)
+    have = [*range(m.linux_repeats + 3), m.linux_repeats + 4]  # a gap at linux_repeats + 3
+    kernel = KernelRuns(tmp_path, {kernel_hash(cell.with_seed(seeds[r])): KernelRun(True, values) for r in have})
+    assert len(kernel.judged(cell, m)) == m.linux_repeats
+    every = dataclasses.replace(m, every_run=True)
+    runs = kernel.judged(cell, every)
+    assert len(runs) == m.linux_repeats + 3
+    assert seed_count(every, runs) == max(m.sim_seeds, m.linux_repeats + 3)
+    assert seed_count(m, runs) == m.sim_seeds
+    short = KernelRuns(tmp_path, {kernel_hash(cell.with_seed(seeds[r])): KernelRun(True, values) for r in (0, 2)})
+    assert short.judged(cell, every) is None
+
+
 def test_more_runs_of_chosen_cells(tmp_path, capsys):
     """--cell picks cells by id; --linux-repeats and --sim-seeds override the
     matrix's counts. Run r keeps its seed, so a cell the reference holds ten
@@ -115,6 +159,14 @@ def test_more_runs_of_chosen_cells(tmp_path, capsys):
     assert main([*args, "--cell", "mixed-rtt/[01]", "--sim-seeds", "2", "--linux-repeats", "10"]) == 0
     f = pd.read_parquet(out / "conformance.parquet")
     assert set(f["cell"]) == {"mixed-rtt/0"} and 3 < f["n_linux"].min() <= 10
+    capsys.readouterr()
+    # --every-run: each cell on all the runs it has, with as many seeds.
+    assert main([*args, "--cell", "mixed-rtt/[01]", "--sim-seeds", "2", "--every-run"]) == 0
+    f = pd.read_parquet(out / "conformance.parquet")
+    n = f.groupby("cell")[["n_linux", "n_sim"]].max()
+    assert n.loc["mixed-rtt/1"].tolist() == [3, 3] and 3 < n.loc["mixed-rtt/0", "n_linux"] <= 10
+    assert n.loc["mixed-rtt/0", "n_sim"] == 10
+    assert f["q_means"].ge(f["p_means"] * (1 - 1e-12)).all() and f["q_means"].le(1).all()
     capsys.readouterr()
     for bad in (["--linux-repeats", "0"], ["--sim-seeds", "1001"], ["--cell", "no-such/1"]):
         other = tmp_path / "other"
@@ -409,8 +461,8 @@ def test_the_shipped_kernel_reference_matches_the_shipped_matrix():
     run with its hosts' turnarounds. A matrix edit, or a change to how
     scenarios normalize, without a re-recorded reference fails here (its
     cells would silently go unjudged). The counts are those of
-    docs/validation.md: the disagreeing cells and the whole mixed-rtt-many
-    group ten times, mixed-rtt-many/19 twenty."""
+    docs/validation.md: the disagreeing cells (of two rounds) and the whole
+    mixed-rtt-many group ten times, mixed-rtt-many/19 twenty."""
     from ccarena.conformance import COUNTS, kernel_hash
 
     ref = load_kernel_reference(REFERENCE)
@@ -431,7 +483,7 @@ def test_the_shipped_kernel_reference_matches_the_shipped_matrix():
     more = {c: n for c, n in runs.items() if n > m.linux_repeats}
     assert set(more.values()) == {10, 20} and [c for c, n in more.items() if n == 20] == ["mixed-rtt-many/19"]
     many = {c.id for c in m.cells if c.group == "mixed-rtt-many"}
-    assert many <= set(more) and len(set(more) - many) == 19  # 2026-11-27
+    assert many <= set(more) and len(set(more) - many) == 29  # 2026-11-27: 19, then 10 more
     assert all(r.kernel and r.generator >= 2 and r.hosts is not None for r in ref.values())
 
 

@@ -12,6 +12,7 @@ that are not built yet.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import signal
 import sys
@@ -113,6 +114,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     cf.add_argument(
         "--sim-seeds", type=int, metavar="N", help="simulator seeds per cell, instead of the matrix's"
+    )
+    cf.add_argument(
+        "--every-run",
+        action="store_true",
+        help="judge each cell on every kernel run it has (at least the repeats) with as many simulator seeds",
     )
     cf.add_argument("--sim-only", action="store_true", help="run only the simulator's side (no root needed)")
     cf.add_argument(
@@ -616,6 +622,8 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
     for flag, key in (("--linux-repeats", "linux_repeats"), ("--sim-seeds", "sim_seeds")):
         if getattr(args, key) is not None:
             matrix = matrix.with_counts(**{key: getattr(args, key)}, source=f"ccarena conformance {flag}")
+    if args.every_run:
+        matrix = dataclasses.replace(matrix, every_run=True)
     reference = load_kernel_reference(args.kernel) if args.kernel is not None else None
     part = _parse_part(args.part)
     cells = select(matrix.cells, args.group, part, args.cell)

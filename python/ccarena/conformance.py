@@ -43,10 +43,19 @@ test of equal means, the simulator's seeds against the kernel's runs
 0.018). A small p where the verdict is "agree" says the means differ
 although the ranges meet; a disagreement with a large p is one more kernel
 runs are likely to dissolve (docs/validation.md, "Ten kernel runs").
+``q_means`` is p adjusted for the number of flow-metrics in the table
+(Benjamini and Hochberg's false discovery rate, ``stats.bh_adjust``): a
+matrix tests well over a thousand at once, so p < 0.01 happens a dozen
+times by chance; the rows with q < 0.05 are the differences to believe.
+It depends on the table (a subset of cells has fewer tests).
 
 Where a few runs cannot tell, run more of the same cells: ``--cell
 PATTERN`` picks cells by id (``mixed-rtt/32``, ``sized/*``), and
 ``--linux-repeats N`` / ``--sim-seeds N`` override the matrix's counts.
+``--every-run`` judges each cell on every kernel run it has (in ``OUT``
+or ``--kernel``, up to the first missing; at least ``linux_repeats``) with
+as many simulator seeds, so cells run more often are judged on their
+larger sample.
 Run r of a cell always has the seed ``derive_seed(seed, r)``, so the
 first runs are the ones already made (or in ``--kernel FILE``) and only the
 further ones are run.
@@ -126,7 +135,7 @@ from .linux.gen import revision as generator_revision
 from .results import Results
 from .runner import execute as execute_sim
 from .scenario import Scenario, ScenarioError, read_toml
-from .stats import permutation_p, turnaround_median
+from .stats import bh_adjust, permutation_p, turnaround_median
 from .store import is_complete, write_bytes_atomic
 from .sweep import derive_seed, expand, parse_sweep
 
@@ -276,6 +285,10 @@ class Matrix:
     cells: list[Cell]
     sim_hosts: str = "per-run"
     identical_flows: str = "ranked"
+    #: Judge each cell on every kernel run it has without a gap (at least
+    #: ``linux_repeats``), with as many simulator seeds (at least
+    #: ``sim_seeds``): ``--every-run``.
+    every_run: bool = False
 
     def with_counts(
         self, linux_repeats: int | None = None, sim_seeds: int | None = None, source: str = "<counts>"
@@ -501,6 +514,20 @@ class KernelRuns:
             runs.append(run)
         return runs
 
+    def judged(self, cell: Cell, matrix: Matrix) -> list[KernelRun] | None:
+        """The kernel runs ``cell`` is judged on: its first
+        ``linux_repeats`` (None while any is missing) and, with
+        ``every_run``, the further ones up to the first missing."""
+        runs = self.of_cell(cell, matrix.linux_repeats)
+        if runs is None or not matrix.every_run:
+            return runs
+        for seed in cell.seeds(COUNTS["linux_repeats"][2])[len(runs) :]:
+            run = self.get(cell.with_seed(seed))
+            if run is None:
+                break
+            runs.append(run)
+        return runs
+
 
 def kernel_table(matrix: Matrix, cells: Sequence[Cell], kernel: KernelRuns) -> pd.DataFrame:
     """The kernel reference table of the given cells: every kernel run there,
@@ -656,13 +683,21 @@ def seed_hosts(matrix: Matrix, runs: Sequence[KernelRun], n: int) -> list[HostTa
     return [tables[k % len(tables)] for k in range(n)]
 
 
+def seed_count(matrix: Matrix, runs: Sequence[KernelRun] | None) -> int:
+    """Simulator seeds for a cell judged on ``runs``: the matrix's, or with
+    ``every_run`` as many as the kernel runs if those are more."""
+    if matrix.every_run and runs is not None:
+        return max(matrix.sim_seeds, len(runs))
+    return matrix.sim_seeds
+
+
 def sim_side(
     matrix: Matrix, cell: Cell, runs: Sequence[KernelRun] | None
 ) -> list[tuple[Scenario, HostTable | None]]:
     """A cell's simulator scenarios, seed by seed, each with the hosts table
     it runs with (``seed_hosts``; the shipped table while the kernel runs
     are not all there, ``runs`` None)."""
-    n = matrix.sim_seeds
+    n = seed_count(matrix, runs)
     hosts = seed_hosts(matrix, runs, n) if runs is not None else [None] * n
     return [(cell.with_seed(seed, h), h) for seed, h in zip(cell.seeds(n), hosts, strict=True)]
 
@@ -690,7 +725,7 @@ def _run_cell(
                 execute_linux(scn, run_dir(out, scn, "linux"))
     # The simulator's side with the hosts the kernel runs measured (the
     # shipped table until they are all there).
-    for scn, _ in sim_side(matrix, cell, kernel.of_cell(cell, matrix.linux_repeats)):
+    for scn, _ in sim_side(matrix, cell, kernel.judged(cell, matrix)):
         d = run_dir(out, scn, "sim")
         if not is_complete(d, scn.hash):
             execute_sim(scn, d)
@@ -706,7 +741,7 @@ def collect(
     kernel = kernel or KernelRuns(out)
     rows: list[dict[str, Any]] = []
     for cell in cells:
-        runs = kernel.of_cell(cell, matrix.linux_repeats)
+        runs = kernel.judged(cell, matrix)
         if runs is None:
             continue
         lins = [r.values for r in runs if r.trustworthy]
@@ -718,7 +753,7 @@ def collect(
             if not is_complete(d, scn.hash):
                 break
             sims.append(flow_values(Results.load(d)))
-        if len(sims) < matrix.sim_seeds:
+        if len(sims) < seed_count(matrix, runs):
             continue
         medians = [turnaround_median(h.sender_us) for _, h in side if h is not None]
         sim_host_p50 = float(np.mean(medians)) if medians else math.nan
@@ -769,7 +804,12 @@ def collect(
                         "sim_host_p50_us": sim_host_p50,
                     }
                 )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        # Hundreds of flow-metrics are tested at once: the false discovery
+        # rate says which small p are more than the number of tests.
+        frame["q_means"] = bh_adjust(frame["p_means"].to_numpy())
+    return frame
 
 
 def flow_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -884,7 +924,13 @@ def report(matrix: Matrix, frame: pd.DataFrame, out: Path, figure: Path | None) 
         f"<p><b>{agree} of {n} flows agree</b> ({(agree / n if n else 0):.1%}); "
         f"{int(flows['overlap'].sum()) if n else 0} overlap on every metric; in "
         f"{frame['cell'].nunique() if not frame.empty else 0} of {len(matrix.cells)} cells run. "
-        f"Kernel: {matrix.linux_repeats} runs per cell; simulator: {matrix.sim_seeds} seeds. A metric agrees "
+        + (
+            f"Kernel: every run a cell has (at least {matrix.linux_repeats}); simulator: as many seeds "
+            f"(at least {matrix.sim_seeds}). "
+            if matrix.every_run
+            else f"Kernel: {matrix.linux_repeats} runs per cell; simulator: {matrix.sim_seeds} seeds. "
+        )
+        + "A metric agrees "
         "when the simulator's mean lies in the kernel's range widened by the allowance "
         "(the larger of the absolute tolerance and the relative one times the kernel's mean). "
         + (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,6 +15,7 @@ import pandas as pd
 from . import _core
 
 __all__ = [
+    "bh_adjust",
     "ecdf",
     "jain",
     "mean_ci",
@@ -166,6 +167,24 @@ def permutation_p(a: Iterable[float], b: Iterable[float]) -> float:
     far = int(np.sum(np.abs(sums / n - (total - sums) / m) >= observed - eps))
     # Drawn splits: the observed one counts among them, so p > 0.
     return far / len(sums) if exact else (far + 1) / (PERMUTATIONS + 1)
+
+
+def bh_adjust(p: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p values (q): the smallest false
+    discovery rate at which each test would count as a discovery
+    (Benjamini and Hochberg, JRSS B 1995; valid under the positive
+    dependence of metrics of one flow). NaN stays NaN and is not counted."""
+    p = np.asarray(p, dtype=float)
+    q = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = len(ok)
+    if m == 0:
+        return q
+    order = ok[np.argsort(p[ok], kind="stable")]
+    scaled = p[order] * m / np.arange(1, m + 1)
+    # The adjusted value of the k-th smallest: the least scaled p from k on.
+    q[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return q
 
 
 def ecdf(values: Iterable[float]) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ table holds, the top 0.1% left out as there).
 from __future__ import annotations
 
 import argparse
+import bisect
 import csv
 import tempfile
 from pathlib import Path
@@ -40,7 +41,8 @@ def turnarounds(path: Path) -> tuple[np.ndarray, np.ndarray]:
     snd: list[int] = []
     rcv: list[int] = []
     last_ack: dict[int, int] = {}  # flow -> release time of the newest ACK not yet answered
-    released: dict[tuple[int, int], int] = {}  # (flow, end seq) -> release time of that data frame
+    released: dict[int, list[list[int]]] = {}  # flow -> [start, end, release time] of data frames, by end
+    base: dict[int, int] = {}  # flow -> its first data frame's sequence number
     with open(path, newline="") as fh:
         rows = csv.DictReader(fh)
         for r in rows:
@@ -56,11 +58,32 @@ def turnarounds(path: Path) -> tuple[np.ndarray, np.ndarray]:
                         snd.append(t - t0)
             else:
                 if r["ev"] == "r" and pay > 0:
-                    released[(flow, (int(r["seq"]) + pay) & 0xFFFFFFFF)] = int(r["due_ns"])
-                elif r["ev"] == "a" and pay == 0:
-                    t0 = released.pop((flow, int(r["ack"])), None)
-                    if t0 is not None and t - t0 < CUT_NS:
-                        rcv.append(t - t0)
+                    # Sequence numbers relative to the flow's first frame
+                    # (no wrap within a run); frames kept sorted by end.
+                    base.setdefault(flow, int(r["seq"]))
+                    start = (int(r["seq"]) - base[flow]) & 0xFFFFFFFF
+                    frames = released.setdefault(flow, [])
+                    k = bisect.bisect_left(frames, start + pay, key=lambda f: f[1])
+                    if k < len(frames) and frames[k][1] == start + pay:
+                        frames[k][2] = int(r["due_ns"])  # a retransmission
+                    else:
+                        frames.insert(k, [start, start + pay, int(r["due_ns"])])
+                elif r["ev"] == "a" and pay == 0 and flow in base:
+                    # As the bottleneck's meter (crates/emu/src/turnaround.rs):
+                    # the ACK answers the last-released frame it covers (after
+                    # a hole, the retransmission that filled it), counted when
+                    # it covers exactly a frame's end and no frame beyond a
+                    # hole was out before it (then that frame sent it).
+                    ack = (int(r["ack"]) - base[flow]) & 0xFFFFFFFF
+                    frames = released.get(flow, [])
+                    k = bisect.bisect_right(frames, ack, key=lambda f: f[1])
+                    covered, rest = frames[:k], frames[k:]
+                    released[flow] = rest
+                    if covered and covered[-1][1] == ack:
+                        t0 = max(f[2] for f in covered)
+                        gap = bool(rest) and rest[0][2] <= t and rest[0][0] != ack
+                        if t - t0 < CUT_NS and not gap:
+                            rcv.append(t - t0)
     return np.array(snd, dtype=np.int64), np.array(rcv, dtype=np.int64)
 
 

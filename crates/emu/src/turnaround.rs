@@ -34,9 +34,9 @@ pub struct TurnaroundMeter {
     /// Per flow: when the newest ACK released to its sender was due, until
     /// a data frame answers it.
     ack_due: Vec<Option<u64>>,
-    /// Per flow: (end sequence number, due) of the data frames released to
-    /// its receiver and not yet covered, oldest first.
-    data_due: Vec<VecDeque<(u32, u64)>>,
+    /// Per flow: (start and end sequence numbers, due) of the data frames
+    /// released to its receiver and not yet covered, oldest first.
+    data_due: Vec<VecDeque<(u32, u32, u64)>>,
     sender: Vec<u32>,
     receiver: Vec<u32>,
 }
@@ -75,16 +75,24 @@ impl TurnaroundMeter {
             // A retransmission (not beyond the newest end remembered)
             // replaces what is remembered for its end; new data is
             // appended without a search.
-            if q.back().is_some_and(|&(last, _)| !before(last, end)) {
-                if let Some(e) = q.iter_mut().rev().find(|e| e.0 == end) {
-                    e.1 = due;
+            if q.back().is_some_and(|&(_, last, _)| !before(last, end)) {
+                if let Some(e) = q.iter_mut().rev().find(|e| e.1 == end) {
+                    e.2 = due;
                     return;
                 }
+                // A segment first seen now (its original was lost before
+                // the bottleneck released it): into its place by end.
+                let at = q.partition_point(|&(_, e, _)| before(e, end));
+                q.insert(at, (p.seq, end, due));
+                if q.len() > MAX_PENDING {
+                    q.pop_front();
+                }
+                return;
             }
             if q.len() == MAX_PENDING {
                 q.pop_front();
             }
-            q.push_back((end, due));
+            q.push_back((p.seq, end, due));
         }
     }
 
@@ -103,13 +111,28 @@ impl TurnaroundMeter {
             }
         } else if p.kind == Kind::Ack {
             let (q, ack) = (&mut self.data_due[i], p.seq);
-            while q.front().is_some_and(|&(end, _)| before(end, ack)) {
-                q.pop_front();
+            // The ACK answers the last-released frame it covers: after a
+            // hole, the retransmission that filled it, not the in-order
+            // frame below the ACK that waited for it (counting from that
+            // one put the recovery's wait, up to the 1 ms cut, into the
+            // table: docs/validation.md, "The turnaround meter's hole").
+            let mut last = None::<u64>;
+            while q.front().is_some_and(|&(_, end, _)| before(end, ack)) {
+                let (_, _, due) = q.pop_front().expect("just seen");
+                last = Some(last.map_or(due, |l| l.max(due)));
             }
-            if q.front().is_some_and(|&(end, _)| end == ack) {
-                let (_, t0) = q.pop_front().expect("just seen");
+            if q.front().is_some_and(|&(_, end, _)| end == ack) {
+                let (_, _, due) = q.pop_front().expect("just seen");
+                let t0 = last.map_or(due, |l| l.max(due));
+                // A frame beyond a hole already released (the next one
+                // remembered does not start at the ACK): the receiver was
+                // holding this ACK (a delayed ACK) and the out-of-order
+                // arrival sent it, so it answers that frame, not this one.
+                let gap = q
+                    .front()
+                    .is_some_and(|&(start, _, d)| d <= now && start != ack);
                 let d = now.saturating_sub(t0);
-                if d < CUT_NS {
+                if d < CUT_NS && !gap {
                     self.receiver.push(d as u32);
                 }
             }
@@ -194,6 +217,43 @@ mod tests {
         assert_eq!(m.data_due[0].len(), 2);
         m.arrived(false, &ack(1448), 530_000);
         assert_eq!(m.receiver, vec![30_000]);
+    }
+
+    #[test]
+    fn an_ack_that_fills_a_hole_counts_from_the_retransmission() {
+        // Segment 0 is lost; 1..=3 go out and are acknowledged as
+        // duplicates of 0; 0 is retransmitted at 900 us and its ACK covers
+        // all four 30 us later. The sample is those 30 us, not the 900 us
+        // segment 3 (whose end the ACK equals) waited for the hole.
+        let mut m = TurnaroundMeter::new(vec![false]);
+        m.released(false, &data(0, 0), 0);
+        for k in 1..=3u32 {
+            m.released(false, &data(0, k * 1448), u64::from(k) * 10_000);
+            m.arrived(false, &ack(0), u64::from(k) * 10_000 + 30_000);
+        }
+        m.released(false, &data(0, 0), 900_000);
+        m.arrived(false, &ack(4 * 1448), 930_000);
+        assert_eq!(m.receiver, vec![30_000]);
+        // In order, a delayed ACK of two frames counts from the second.
+        m.released(false, &data(0, 4 * 1448), 1_000_000);
+        m.released(false, &data(0, 5 * 1448), 1_010_000);
+        m.arrived(false, &ack(6 * 1448), 1_050_000);
+        assert_eq!(m.receiver, vec![30_000, 40_000]);
+        // Segment 6 goes out, 7 is lost, 8 arrives 700 us later: the
+        // receiver's delayed ACK of 6 leaves on 8's arrival (a duplicate
+        // for 8, exactly 6's end for the meter): no sample.
+        m.released(false, &data(0, 6 * 1448), 2_000_000);
+        m.released(false, &data(0, 8 * 1448), 2_700_000);
+        m.arrived(false, &ack(7 * 1448), 2_730_000);
+        assert_eq!(m.receiver, vec![30_000, 40_000]);
+        // At a high rate the next in-order frame is out before the ACK of
+        // the previous one: still a sample.
+        m.released(false, &data(0, 7 * 1448), 3_000_000);
+        m.arrived(false, &ack(9 * 1448), 3_030_000);
+        m.released(false, &data(0, 9 * 1448), 3_100_000);
+        m.released(false, &data(0, 10 * 1448), 3_110_000);
+        m.arrived(false, &ack(10 * 1448), 3_135_000);
+        assert_eq!(m.receiver, vec![30_000, 40_000, 30_000, 35_000]);
     }
 
     #[test]

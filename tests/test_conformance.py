@@ -322,7 +322,7 @@ def test_a_kernel_table_reads_back_as_the_runs_it_was_written_from(tmp_path):
             | {k: [0.5 + r, 0.25 * r] for k in METRICS}
         )
         runs[kernel_hash(cell.with_seed(seed))] = KernelRun(
-            r != 2, values, "6.18", 2, "0.1.0", hosts if r else None
+            r != 2, values, "6.18", 2, "0.1.0", hosts if r else None, meter=1 + r % 2
         )
     table = kernel_table(m, [cell], KernelRuns(tmp_path, runs))
     assert len(table) == 2 * m.linux_repeats
@@ -331,10 +331,14 @@ def test_a_kernel_table_reads_back_as_the_runs_it_was_written_from(tmp_path):
     assert set(back) == set(runs)
     for h, run in runs.items():
         got = back[h]
-        assert (got.trustworthy, got.kernel, got.generator, got.hosts) == (
-            run.trustworthy, run.kernel, run.generator, run.hosts
+        assert (got.trustworthy, got.kernel, got.generator, got.hosts, got.meter) == (
+            run.trustworthy, run.kernel, run.generator, run.hosts, run.meter
         )  # fmt: skip
         pd.testing.assert_frame_equal(got.values, run.values, check_dtype=False)
+    # A table written before the meter's revision was recorded reads as meter 1.
+    old = pd.read_parquet(tmp_path / "kernel.parquet").drop(columns=["meter"])
+    _write_parquet(old, tmp_path / "old.parquet")
+    assert {r.meter for r in load_kernel_reference(tmp_path / "old.parquet").values()} == {1}
 
 
 def test_a_kernel_table_keeps_the_runs_past_the_count_up_to_the_first_gap(tmp_path):

@@ -430,6 +430,7 @@ KERNEL_COLUMNS = (
     "ccarena_version",
     "host_sender_us",
     "host_receiver_us",
+    "meter",
     "flow",
     "cc",
     "rtt_ms",
@@ -449,6 +450,10 @@ class KernelRun:
     #: The hosts' turnarounds the run measured (None for runs made before
     #: the bottleneck measured them).
     hosts: HostTable | None = None
+    #: The turnaround meter's revision that measured ``hosts``
+    #: (``METER_REVISION`` in crates/emu/src/turnaround.rs; 1 before the
+    #: meter said).
+    meter: int = 1
 
     @classmethod
     def load(cls, d: Path) -> KernelRun:
@@ -461,6 +466,7 @@ class KernelRun:
             int(linux.get("generator", GENERATOR_REVISION)),
             str(res.meta.get("ccarena_version", "")),
             HostTable.of(linux.get("turnarounds")),
+            int((linux.get("turnarounds") or {}).get("meter", 1)),
         )
 
 
@@ -557,6 +563,7 @@ def kernel_table(matrix: Matrix, cells: Sequence[Cell], kernel: KernelRuns) -> p
                 "ccarena_version": run.ccarena_version,
                 "host_sender_us": list(run.hosts.sender_us) if run.hosts else None,
                 "host_receiver_us": list(run.hosts.receiver_us) if run.hosts else None,
+                "meter": run.meter,
             }
             for i, (k, v) in enumerate(head.items()):
                 f.insert(i, k, [v] * len(f))
@@ -575,7 +582,8 @@ def load_kernel_reference(path: str | Path) -> dict[str, KernelRun]:
         frame = pq.read_table(path).to_pandas()
     except (OSError, ValueError) as e:
         raise _fail(source, "", f"not a readable Parquet file ({e.__class__.__name__})") from None
-    needed = [c for c in (*KERNEL_COLUMNS, *METRICS) if c not in frame.columns]
+    # `meter` came later: a table without it was measured by meter 1.
+    needed = [c for c in (*KERNEL_COLUMNS, *METRICS) if c not in frame.columns and c != "meter"]
     if needed:
         raise _fail(
             source, needed[0], "missing column: expected a kernel.parquet written by ccarena conformance"
@@ -595,6 +603,7 @@ def load_kernel_reference(path: str | Path) -> dict[str, KernelRun]:
             int(first["generator"]),
             str(first["ccarena_version"]),
             HostTable.of({"sender_us": first["host_sender_us"], "receiver_us": first["host_receiver_us"]}),
+            int(first["meter"]) if "meter" in g.columns else 1,
         )
     return runs
 

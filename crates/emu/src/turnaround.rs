@@ -22,6 +22,11 @@ use ccarena_sim::net::host::PCT;
 use ccarena_sim::packet::{Kind, Packet};
 use std::collections::VecDeque;
 
+/// How the meter pairs frames, recorded with every table (`meter`): 1
+/// counted an ACK from the frame whose end it equals; 2 (2026-11-27) from
+/// the last frame it answers (the retransmission that filled a hole), and
+/// not when an out-of-order frame released a held ACK.
+pub const METER_REVISION: u32 = 2;
 /// Longer turnarounds are protocol waits, not noise (ns).
 pub const CUT_NS: u64 = 1_000_000;
 /// Data frames remembered per flow until an ACK covers them.
@@ -147,6 +152,7 @@ impl TurnaroundMeter {
             "receiver_us": percentiles(&self.receiver),
             "sender_n": self.sender.len(),
             "receiver_n": self.receiver.len(),
+            "meter": METER_REVISION,
         })
     }
 }

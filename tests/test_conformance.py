@@ -132,14 +132,18 @@ def test_every_run_judges_a_cell_on_all_its_kernel_runs(tmp_path):
     values = pd.DataFrame({"flow": [0], "cc": ["cubic"], "rtt_ms": [10.0]} | {k: [1.0] for k in METRICS})
     seeds = cell.seeds(m.linux_repeats + 5)
     have = [*range(m.linux_repeats + 3), m.linux_repeats + 4]  # a gap at linux_repeats + 3
-    kernel = KernelRuns(tmp_path, {kernel_hash(cell.with_seed(seeds[r])): KernelRun(True, values) for r in have})
+
+    def runs_of(rs):
+        return {kernel_hash(cell.with_seed(seeds[r])): KernelRun(True, values) for r in rs}
+
+    kernel = KernelRuns(tmp_path, runs_of(have))
     assert len(kernel.judged(cell, m)) == m.linux_repeats
     every = dataclasses.replace(m, every_run=True)
     runs = kernel.judged(cell, every)
     assert len(runs) == m.linux_repeats + 3
     assert seed_count(every, runs) == max(m.sim_seeds, m.linux_repeats + 3)
     assert seed_count(m, runs) == m.sim_seeds
-    short = KernelRuns(tmp_path, {kernel_hash(cell.with_seed(seeds[r])): KernelRun(True, values) for r in (0, 2)})
+    short = KernelRuns(tmp_path, runs_of((0, 2)))
     assert short.judged(cell, every) is None
 
 

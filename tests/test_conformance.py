@@ -491,7 +491,7 @@ def test_the_shipped_kernel_reference_matches_the_shipped_matrix():
     more = {c: n for c, n in runs.items() if n > m.linux_repeats}
     assert set(more.values()) == {10, 20} and [c for c, n in more.items() if n == 20] == ["mixed-rtt-many/19"]
     many = {c.id for c in m.cells if c.group == "mixed-rtt-many"}
-    assert many <= set(more) and len(set(more) - many) == 29  # 2026-11-27: 19, then 10 more
+    assert many <= set(more) and len(set(more) - many) == 31  # 2026-11-27: 19, then 10, then 2 more
     assert all(r.kernel and r.generator >= 2 and r.hosts is not None for r in ref.values())
 
 

@@ -78,26 +78,22 @@ impl TurnaroundMeter {
             let end = p.seq.wrapping_add(p.payload);
             let q = &mut self.data_due[i];
             // A retransmission (not beyond the newest end remembered)
-            // replaces what is remembered for its end; new data is
-            // appended without a search.
+            // replaces what is remembered for its end; a segment first
+            // seen now (its original lost before the bottleneck released
+            // it) goes into its place by end; new data is appended
+            // without a search.
+            let mut at = q.len();
             if q.back().is_some_and(|&(_, last, _)| !before(last, end)) {
                 if let Some(e) = q.iter_mut().rev().find(|e| e.1 == end) {
                     e.2 = due;
                     return;
                 }
-                // A segment first seen now (its original was lost before
-                // the bottleneck released it): into its place by end.
-                let at = q.partition_point(|&(_, e, _)| before(e, end));
-                q.insert(at, (p.seq, end, due));
-                if q.len() > MAX_PENDING {
-                    q.pop_front();
-                }
-                return;
+                at = q.partition_point(|&(_, e, _)| before(e, end));
             }
-            if q.len() == MAX_PENDING {
+            q.insert(at, (p.seq, end, due));
+            if q.len() > MAX_PENDING {
                 q.pop_front();
             }
-            q.push_back((p.seq, end, due));
         }
     }
 
@@ -121,14 +117,12 @@ impl TurnaroundMeter {
             // frame below the ACK that waited for it (counting from that
             // one put the recovery's wait, up to the 1 ms cut, into the
             // table: docs/validation.md, "The turnaround meter's hole").
-            let mut last = None::<u64>;
+            let mut t0 = 0;
             while q.front().is_some_and(|&(_, end, _)| before(end, ack)) {
-                let (_, _, due) = q.pop_front().expect("just seen");
-                last = Some(last.map_or(due, |l| l.max(due)));
+                t0 = t0.max(q.pop_front().expect("just seen").2);
             }
             if q.front().is_some_and(|&(_, end, _)| end == ack) {
-                let (_, _, due) = q.pop_front().expect("just seen");
-                let t0 = last.map_or(due, |l| l.max(due));
+                t0 = t0.max(q.pop_front().expect("just seen").2);
                 // A frame beyond a hole already released (the next one
                 // remembered does not start at the ACK): the receiver was
                 // holding this ACK (a delayed ACK) and the out-of-order

@@ -78,6 +78,30 @@ def test_capabilities_follow_the_core():
     assert "qdisc:taildrop" in caps
 
 
+def test_placements_are_read_from_the_runs_and_the_docs_table_is_current():
+    """Where each id's conditions sit comes from its full-form scenario: the
+    papers' testbeds put bbrv3-insights' delay and jitter on the ACK path,
+    bbrv2-eval's delay and loss on the data path; docs/experiments.md holds
+    the table the script would write now."""
+    from ccarena.catalog import docsection, placement
+
+    rows = {e.id: placement.placement(e) for e in REGISTRY.values()}
+    t1 = rows["bbrv3-insights/table1"]
+    assert t1.delay == "ACK path" and t1.jitter.startswith("ACK path") and "per_packet" in t1.jitter
+    assert "data path" not in t1.jitter
+    f6 = rows["bbrv2-eval/fig6"]
+    assert f6.delay == "data path" and f6.loss.startswith("data path") and f6.rwnd == "25MB"
+    assert "maxrate 8.5Mbps" in rows["bbrv2-eval/fig22"].pacing
+    assert "fq_codel" in rows["bbrv2-eval/fig21"].queue and "cake" in rows["bbrv2-eval/fig21"].queue
+    assert rows["mixed-workload/fig2"].delay == "data path"
+    assert rows["bbq/fig3"].delay == "0.5 data, 0.5 ACK path" and rows["bbq/fig3"].jitter == "none"
+    doc = Path(__file__).resolve().parents[1] / "docs" / "experiments.md"
+    want = docsection.wrap(placement.BEGIN, placement.END, placement.table())
+    assert docsection.current(doc, placement.BEGIN, placement.END) == want, (
+        "docs/experiments.md is stale: python3 scripts/catalog_placement.py --write docs/experiments.md"
+    )
+
+
 def test_unavailable_id_exits_3_and_runs_nothing(tmp_path: Path, capsys, monkeypatch):
     # Every id runs with today's core; pretend one mechanism is missing so
     # the refusal path stays tested.

@@ -56,6 +56,39 @@ def test_group_scope_sums_goodput_and_means_the_rest():
     assert not _check(metric="goodput_mbps", op=">", value=20, scope="group").passed
 
 
+def test_beside_keeps_the_flows_that_started_while_that_flow_ran():
+    # A large flow 0 (0-10 s) and a succession of short flows (group 1): two
+    # beside it (FCT 4 s each), two after it (FCT 1 s each).
+    flows = pd.DataFrame(
+        {
+            "flow": [0, 1, 2, 3, 4],
+            "group": [0, 1, 1, 1, 1],
+            "start_s": [0.0, 0.5, 4.6, 10.0, 11.1],
+            "fct_s": [10.0, 4.0, 4.0, 1.0, 1.0],
+            "goodput_mbps": [8.0, 2.0, 2.0, 8.0, 8.0],
+        }
+    )
+
+    def check(**e):
+        (o,) = check_all(parse_expectations([e]), [("run", {}, SUMMARY, flows)])
+        return o
+
+    assert not check(metric="fct_s", op=">", value=3.0, group=1).passed  # mean 2.5 over all four
+    o = check(metric="fct_s", op=">", value=3.0, group=1, beside=0)
+    assert o.passed and o.checks[0][1].actual == 4.0
+    assert "beside flow 0" in o.expectation.describe()
+    # shares are of the kept flows: flow 0 has 8 of 12
+    assert check(metric="share", op="==", value=8 / 12, flow=0, beside=0, tolerance=1e-12).passed
+    # a bulk flow (no FCT) runs to the end: every flow is beside it
+    bulk = flows.assign(fct_s=[float("nan"), 4.0, 4.0, 1.0, 1.0])
+    (o,) = check_all(
+        parse_expectations([{"metric": "count", "op": "==", "value": 4, "group": 1, "beside": 0}]),
+        [("run", {}, SUMMARY, bulk)],
+    )
+    assert o.passed
+    assert not check(metric="fct_s", op=">", value=0, group=1, beside=7).passed  # no flow 7
+
+
 def test_unknown_metric_fails_naming_columns():
     o = _check(metric="warp", op=">", value=1)
     assert not o.passed
@@ -80,6 +113,8 @@ def test_when_selects_points():
         ({"metric": "jain", "value": 1, "scope": "world"}, "expect[0].scope"),
         ({"metric": "jain", "value": 1, "flow": 0, "scope": "run"}, "expect[0].flow"),
         ({"metric": "jain", "value": 1, "colour": "red"}, "expect[0].colour"),
+        ({"metric": "jain", "value": 1, "beside": 0}, "expect[0].beside"),
+        ({"metric": "fct_s", "value": 1, "group": 1, "beside": -1}, "expect[0].beside"),
     ],
 )
 def test_bad_expectations_name_the_field(e, field):
@@ -145,6 +180,7 @@ def _refusal(scn):
         ({"metric": "label", "value": 1, "scope": "group"}, "expect[0].metric", ["count", "share"]),
         ({"metric": "share", "value": 1, "flow": 3}, "expect[0].flow", ["no flow 3", "3 flow(s)", "0 to 2"]),
         ({"metric": "share", "value": 1, "group": 2}, "expect[0].group", ["no group 2", "2 group(s)"]),
+        ({"metric": "share", "value": 1, "flow": 0, "beside": 5}, "expect[0].beside", ["no flow 5"]),
         ({"metric": "jain", "value": 1, "when": {"flows.0.cc": "x"}}, "expect[0].when", ["no [sweep]"]),
     ],
 )

@@ -9,6 +9,7 @@ value = 0.9
 # scope = "run"          # "run" (default) | "flow" | "group"
 # flow = 0               # scope "flow": only this flow (default: every flow must pass)
 # group = 1              # scope "group": only this group (default: every group must pass)
+# beside = 0             # scopes "flow"/"group": only the flows that started while flow 0 ran
 # when = { "flows.0.cc" = "bbr1" }   # in a sweep: only the points with these swept values
 # tolerance = 0.01       # for == and !=: |actual - value| <= tolerance counts as equal
 ```
@@ -22,7 +23,11 @@ segment, drop, mark and RTO counts are summed (``goodput_mbps``, ``bytes``,
 column is averaged over the group's flows; ``retrans_rate`` is recomputed as
 summed ``segs_retrans`` / summed ``segs_sent``. Flow and group scopes also
 have ``share``: the flow's (group's) goodput over the sum of all flows'
-goodputs, and ``count``: the number of flows.
+goodputs, and ``count``: the number of flows. ``beside = N`` keeps only the
+flows that started before flow N finished (its start plus its FCT; a bulk
+flow runs to the end), and flow N itself: the flows that competed with it,
+as a succession of short flows beside one large flow is measured
+(`flows_beside`); shares are then of the kept flows' goodputs.
 
 An expectation holds for a run when every selected row satisfies it; in a
 sweep it is checked on every run (of the points that ``when`` selects). A NaN
@@ -54,6 +59,7 @@ __all__ = [
     "check_expectations",
     "check_experiment",
     "flow_shape",
+    "flows_beside",
     "group_table",
     "metrics",
     "parse_expectations",
@@ -80,7 +86,7 @@ SUMMED = (
     "marks",
     "rto_count",
 )
-_FIELDS = {"metric", "op", "value", "scope", "flow", "group", "when", "tolerance", "name"}
+_FIELDS = {"metric", "op", "value", "scope", "flow", "group", "beside", "when", "tolerance", "name"}
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,7 @@ class Expectation:
     when: dict[str, Any] = field(default_factory=dict)
     tolerance: float = 0.0
     name: str = ""
+    beside: int | None = None
 
     def describe(self) -> str:
         if self.name:
@@ -105,6 +112,8 @@ class Expectation:
             where = f"group {self.group}"
         elif self.scope != "run":
             where = f"every {self.scope}"
+        if self.beside is not None:
+            where += f" beside flow {self.beside}"
         text = f"{self.metric} {self.op} {self.value:g} ({where})"
         if self.when:
             text += " when " + ", ".join(f"{k}={v}" for k, v in self.when.items())
@@ -162,6 +171,14 @@ def parse_expectations(
                 if scope != k:
                     raise ScenarioError(source, f"{where}.{k}", f'selects a {k}: it needs scope = "{k}"')
                 sel[k] = v
+        beside = e.get("beside")
+        if beside is not None:
+            if not isinstance(beside, int) or isinstance(beside, bool) or beside < 0:
+                raise ScenarioError(source, f"{where}.beside", f"must be a flow index >= 0, not {beside!r}")
+            if scope == "run":
+                raise ScenarioError(
+                    source, f"{where}.beside", 'selects flows: it needs scope = "flow" or "group"'
+                )
         when = e.get("when", {})
         if not isinstance(when, Mapping):
             raise ScenarioError(source, f"{where}.when", "must be a table of swept keys and values")
@@ -183,6 +200,7 @@ def parse_expectations(
                 when,
                 float(tol),
                 str(e.get("name", "")),
+                beside,
             )
         )
     return out
@@ -246,7 +264,7 @@ def check_expectations(
                 f"no metric {_clip(e.metric, 60)!r} for scope {e.scope!r}; "
                 f"expected one of {', '.join(allowed)}",
             )
-        for j, (k, index) in enumerate((("flow", e.flow), ("group", e.group))):
+        for k, j, index in (("flow", 0, e.flow), ("group", 1, e.group), ("beside", 0, e.beside)):
             if index is None or most is None:
                 continue
             if index >= most[j] and not widened:
@@ -257,11 +275,12 @@ def check_expectations(
             n = most[j]
             if index >= n:
                 what = "the largest point of its sweep has" if scn.sweep else "the scenario has"
-                noun = "flow(s)" if k == "flow" else "group(s) ([[flows]] entries)"
+                noun = "group(s) ([[flows]] entries)" if k == "group" else "flow(s)"
                 raise ScenarioError(
                     source,
                     f"{where}.{k}",
-                    f"no {k} {index}: {what} {n} {noun}" + (f", numbered 0 to {n - 1}" if n else ""),
+                    f"no {'group' if k == 'group' else 'flow'} {index}: {what} {n} {noun}"
+                    + (f", numbered 0 to {n - 1}" if n else ""),
                 )
         for key in e.when:
             if key not in spec.keys:
@@ -349,8 +368,24 @@ class Outcome:
         return max(self.checks, key=badness)
 
 
+def flows_beside(flows: pd.DataFrame, flow: int) -> pd.DataFrame:
+    """The rows of ``flows`` that started before flow ``flow`` finished (its
+    ``start_s`` + ``fct_s``; without an FCT it ran to the end), and that flow
+    itself; empty if there is no such flow."""
+    mine = flows[flows["flow"] == flow]
+    if mine.empty:
+        return mine
+    fct = float(mine["fct_s"].iloc[0])
+    end = float(mine["start_s"].iloc[0]) + fct if not math.isnan(fct) else math.inf
+    return flows[(flows["flow"] == flow) | (flows["start_s"] < end)]
+
+
 def check_run(e: Expectation, summary: pd.DataFrame, flows: pd.DataFrame) -> Check:
     """Check one expectation against one run's summary and flows tables."""
+    if e.beside is not None and e.scope != "run":
+        flows = flows_beside(flows, e.beside)
+        if flows.empty:
+            return Check(False, None, f"no flow {e.beside}")
     if e.scope == "run":
         frame, what = summary, "summary"
     elif e.scope == "flow":

@@ -109,6 +109,8 @@ def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
         worst = o.worst()
         text = e.name or e.describe()
         claim = f"{e.metric} {e.op} {e.value:g}" + (f" ±{e.tolerance:g}" if e.tolerance else "")
+        if e.beside is not None:
+            claim += f" beside flow {e.beside}"
         if e.when:
             claim += " when " + ", ".join(f"{k}={_clip(str(v), 40)}" for k, v in e.when.items())
         if not o.checks:

@@ -142,7 +142,7 @@ def build_fig6(quick: bool) -> dict[str, Any]:
             "zip": {
                 "bottleneck.rate": ["100Mbps", "1Gbps"],
                 "path": [
-                    {"rtt": "10ms", "rtt_split": 0.0, "jitter": {"model": "per_packet", "max": "1ms"}},
+                    {"rtt": "10ms", "rtt_split": 0.0, "ack_jitter": {"model": "per_packet", "max": "1ms"}},
                     {"rtt": "10ms", "rtt_split": 0.0},
                 ],
             }
@@ -159,7 +159,7 @@ def figure_fig6(exp: Any, out: Path, quick: bool) -> list:
 register(
     "bbrv3-insights/fig6",
     "1 BBRv3 flow: bw estimate and queueing delay, (a) with 1 ms jitter (b) 1 Gbit/s",
-    ["cc:bbr3", "jitter"],
+    ["cc:bbr3", "ack_jitter"],
     build_fig6,
     figure_fig6,
 )
@@ -333,7 +333,7 @@ def build_table1(quick: bool) -> dict[str, Any]:
     doc = base(
         "table1",
         quick,
-        [{"cc": "bbr3", "jitter": {"model": "slotted", "max": "10ms"}}, {"cc": "bbr3"}],
+        [{"cc": "bbr3", "ack_jitter": {"model": "slotted", "max": "10ms"}}, {"cc": "bbr3"}],
         rtt="10ms",
         duration="40s" if quick else "60s",
     )
@@ -341,8 +341,8 @@ def build_table1(quick: bool) -> dict[str, Any]:
         doc,
         1 if quick else 10,
         axes={
-            "flows.0.jitter.model": ["slotted", "per_packet"],
-            "flows.0.jitter.max": ms([10, 40] if quick else [10, 20, 40]),
+            "flows.0.ack_jitter.model": ["slotted", "per_packet"],
+            "flows.0.ack_jitter.max": ms([10, 40] if quick else [10, 20, 40]),
             "bottleneck.rate": mbps([100] if quick else [100, 1000]),
             "bottleneck.buffer": bdp([1, 8] if quick else [0.8, 1, 2, 8]),
         },
@@ -358,7 +358,7 @@ def figure_table1(exp: Any, out: Path, quick: bool) -> list:
     b["ratio"] = b[0] / (b[0] + b[1])
     t = b.groupby(exp.keys, as_index=False)["ratio"].median()
     t["jitter"] = [
-        f"{m} {j}" for m, j in zip(t["flows.0.jitter.model"], t["flows.0.jitter.max"], strict=True)
+        f"{m} {j}" for m, j in zip(t["flows.0.ack_jitter.model"], t["flows.0.ack_jitter.max"], strict=True)
     ]
     return [
         lines(
@@ -376,7 +376,7 @@ def figure_table1(exp: Any, out: Path, quick: bool) -> list:
 register(
     "bbrv3-insights/table1",
     "2 BBRv3 flows, one with jitter: its share of the bytes in the last 30 s",
-    ["cc:bbr3", "jitter_flow"],
+    ["cc:bbr3", "ack_jitter_flow"],
     build_table1,
     figure_table1,
 )
@@ -402,8 +402,8 @@ def figure_fig12(exp: Any, out: Path, quick: bool) -> list:
         out,
         s,
         "jitter_estimate_ms",
-        x="flows.0.jitter.max",
-        hue="flows.0.jitter.model",
+        x="flows.0.ack_jitter.max",
+        hue="flows.0.ack_jitter.model",
         ylabel="extra_acked / goodput (ms)",
         title="BBR's jitter estimate",
     )
@@ -412,7 +412,7 @@ def figure_fig12(exp: Any, out: Path, quick: bool) -> list:
 register(
     "bbrv3-insights/fig12",
     "as table1 at 1 Gbit/s, 8 BDP: BBR's jitter estimate extra_acked / goodput",
-    ["cc:bbr3", "jitter_flow"],
+    ["cc:bbr3", "ack_jitter_flow"],
     build_fig12,
     figure_fig12,
 )

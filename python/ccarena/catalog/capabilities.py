@@ -39,9 +39,15 @@ PROBES: dict[str, tuple[str, dict[str, Any]]] = {
         "order-keeping jitter (path.jitter)",
         _with(("path",), {"jitter": {"model": "slotted", "max": "10ms"}}),
     ),
-    "jitter_flow": (
-        "jitter on one flow's path (flows.N.jitter)",
-        _with(("flows",), [{"cc": "reno", "rtt": "20ms", "jitter": {"model": "per_packet", "max": "10ms"}}]),
+    "ack_jitter": (
+        "order-keeping jitter on the ACK path (path.ack_jitter)",
+        _with(("path",), {"ack_jitter": {"model": "per_packet", "max": "1ms"}}),
+    ),
+    "ack_jitter_flow": (
+        "jitter on one flow's ACK path (flows.N.ack_jitter)",
+        _with(
+            ("flows",), [{"cc": "reno", "rtt": "20ms", "ack_jitter": {"model": "per_packet", "max": "10ms"}}]
+        ),
     ),
     "successive": (
         "successive flows (flows.N.repeat = { gap, count })",

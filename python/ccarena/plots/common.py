@@ -169,6 +169,7 @@ _KEY_NAMES = {
     "path.rtt": "RTT",
     "path.loss": "loss",
     "path.jitter": "jitter",
+    "path.ack_jitter": "ACK jitter",
     "duration": "duration",
     "cc": "CCA",
 }

@@ -54,7 +54,7 @@ impl TcpFrame {
         // Sizes and sequence numbers come from the frame, not from the
         // simulator's model of the headers.
         p.wire_len = self.wire_len;
-        p.payload = self.payload;
+        p.payload = u16::try_from(self.payload).unwrap_or(u16::MAX); // offloads are off: frames are at most an MTU
         p.seq = if p.kind == Kind::Ack {
             self.ack
         } else {

@@ -75,7 +75,7 @@ impl TurnaroundMeter {
                 self.ack_due[i] = Some(due);
             }
         } else if p.payload > 0 {
-            let end = p.seq.wrapping_add(p.payload);
+            let end = p.seq.wrapping_add(u32::from(p.payload));
             let q = &mut self.data_due[i];
             // A retransmission (not beyond the newest end remembered)
             // replaces what is remembered for its end; a segment first

@@ -63,6 +63,9 @@ pub mod flags {
     pub const RETRANS: u8 = 4;
     /// Push: the segment ends an application write (`tcp/push.rs`).
     pub const PSH: u8 = 8;
+    /// An ACK that advertises a window (`Packet::wnd`; `[hosts]
+    /// advertised_window`).
+    pub const WND: u8 = 16;
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -78,8 +81,12 @@ pub struct Packet {
     pub seq: u32,
     /// Bytes counted on links and in queues: IP packet plus link framing.
     pub wire_len: u32,
-    /// TCP payload bytes (0 for ACKs).
-    pub payload: u32,
+    /// TCP payload bytes (0 for ACKs; an MSS is at most 65000).
+    pub payload: u16,
+    /// An ACK's advertised window in segments above its cumulative ACK
+    /// (`flags::WND` set; at most 65535 segments, 95 MB at the default
+    /// MSS): the sender may send up to `seq + wnd` (`tcp_wnd_end`).
+    pub wnd: u16,
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
     /// Set by the queue that holds the packet, to measure its sojourn time.
     pub enqueued: Time,
@@ -98,6 +105,7 @@ pub struct Packet {
 
 impl Packet {
     pub fn data(flow: u32, seq: u32, payload: u32) -> Packet {
+        debug_assert!(payload <= u32::from(u16::MAX));
         Packet {
             flow,
             src_host: 0,
@@ -108,7 +116,8 @@ impl Packet {
             sack_len: 0,
             seq,
             wire_len: payload + IP_TCP_TS_HEADER + LINK_FRAMING,
-            payload,
+            payload: payload as u16,
+            wnd: 0,
             sack: [SackBlock::default(); MAX_SACK_BLOCKS],
             enqueued: Time::ZERO,
             tag: 0,
@@ -134,6 +143,7 @@ impl Packet {
             seq: cum_ack,
             wire_len: IP_TCP_TS_HEADER + sack_opt + LINK_FRAMING,
             payload: 0,
+            wnd: 0,
             sack: blocks,
             enqueued: Time::ZERO,
             tag: 0,
@@ -159,6 +169,12 @@ impl Packet {
 
     pub fn has_flag(&self, f: u8) -> bool {
         self.flags & f != 0
+    }
+
+    /// The right edge an ACK advertises (segments), if it advertises one.
+    pub fn wnd_end(&self) -> Option<u32> {
+        self.has_flag(flags::WND)
+            .then(|| self.seq.saturating_add(u32::from(self.wnd)))
     }
 }
 

@@ -26,6 +26,7 @@ use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::sched::EventQueue;
 use crate::tcp::delack::Jiffies;
+use crate::tcp::rcvbuf::RcvWindow;
 use crate::tcp::receiver::{AckOptions, EcnEcho, Receiver};
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::units::{Dur, Time};
@@ -194,6 +195,10 @@ impl<'a, T: Taps> World<'a, T> {
                 init_cwnd: f.init_cwnd,
                 pacing: f.pacing.clone(),
                 rwnd_segs: f.rwnd.map(|b| ((b.0 / f.mss as u64) as u32).max(1)),
+                synack_wnd_segs: sc
+                    .hosts
+                    .advertised_window
+                    .then(|| RcvWindow::new(f.mss, f.rwnd.map(|b| b.0)).window_segs()),
                 ecn: f.ecn,
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
                 tso_defer: sc.hosts.tso_defer,
@@ -226,6 +231,7 @@ impl<'a, T: Taps> World<'a, T> {
                         push_acks: sc.hosts.push_acks,
                         window_acks: sc.hosts.window_acks,
                         delack: jiffies,
+                        advertise: sc.hosts.advertised_window,
                     },
                     f.mss,
                     f.rwnd.map(|b| b.0),

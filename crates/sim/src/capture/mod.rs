@@ -418,7 +418,7 @@ impl Capture {
             flags: fl,
             window,
             options: &self.opts,
-            payload: p.payload,
+            payload: u32::from(p.payload),
         };
         let wire = frame::write(&mut self.buf, &src, &dst, sent.ip_id, tos, &seg);
         // The payload's bytes are zeros, as many as the snap length keeps.

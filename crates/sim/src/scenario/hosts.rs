@@ -26,6 +26,16 @@ pub struct HostsSpec {
     /// (`tcp_grow_window`; `tcp::rcvbuf`), as Linux does; `false`: only the
     /// first 16 segments are ACKed singly.
     pub window_acks: bool,
+    /// Receivers advertise their window on every ACK and senders keep
+    /// within it (`tcp_select_window`, `tcp_snd_wnd_test`), as Linux does:
+    /// while a hole holds the cumulative ACK, out-of-order data takes the
+    /// receive buffer's room and the right edge stops moving. Off by
+    /// default until the receiver's RTT estimate sees queueing, as Linux's
+    /// `tcp_rcv_rtt_measure_ts` does (the window's DRS uses the handshake's
+    /// RTT, so with a deep queue the window would hold senders back that
+    /// the kernel does not: docs/model.md). `false`: only a fixed `rwnd`
+    /// limits.
+    pub advertised_window: bool,
     /// RFC 7323 timestamps give an RTT sample on an ACK of retransmitted
     /// data that has no timed one (`tcp_ack_update_rtt`), as Linux does;
     /// `false`: no sample there (the model before version 9).
@@ -59,6 +69,7 @@ impl Default for HostsSpec {
             sack_compress: true,
             push_acks: true,
             window_acks: true,
+            advertised_window: false,
             timestamps: true,
             delack: true,
             hz: 250,
@@ -79,6 +90,7 @@ pub(super) fn normalize(raw: RawHosts) -> Result<HostsSpec, ScenarioError> {
         sack_compress: raw.sack_compress.unwrap_or(linux.sack_compress),
         push_acks: raw.push_acks.unwrap_or(linux.push_acks),
         window_acks: raw.window_acks.unwrap_or(linux.window_acks),
+        advertised_window: raw.advertised_window.unwrap_or(linux.advertised_window),
         timestamps: raw.timestamps.unwrap_or(linux.timestamps),
         delack: raw.delack.unwrap_or(linux.delack),
         hz: match raw.hz {

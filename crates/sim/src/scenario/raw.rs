@@ -87,6 +87,7 @@ pub struct RawHosts {
     pub sack_compress: Option<bool>,
     pub push_acks: Option<bool>,
     pub window_acks: Option<bool>,
+    pub advertised_window: Option<bool>,
     pub timestamps: Option<bool>,
     pub delack: Option<bool>,
     pub hz: Option<serde_json::Value>,

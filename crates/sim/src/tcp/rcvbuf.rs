@@ -26,9 +26,14 @@
 //! out-of-order span; the buffer and the clamp are the same quantity at one
 //! scaling ratio, so the clamp is that window. The receiver's RTT is its
 //! handshake's (`rcv_rtt_est` from timestamps in Linux, which also sees
-//! queueing: a simplification). The window is not advertised to the
-//! sender (it stays ahead of the sender's cwnd in slow start); a flow's
-//! `rwnd` is a locked buffer (`SO_RCVBUF`): no DRS, its value the clamp.
+//! queueing: a simplification). With `[hosts] advertised_window` every ACK
+//! advertises the window (`Receiver::select_window`: this room in whole
+//! segments, its right edge never moving left) and the sender keeps within
+//! it: in slow start the window stays ahead of the cwnd, but behind a hole
+//! the out-of-order data takes the room and the right edge stops. It is off
+//! by default: with the handshake's RTT, DRS sizes too small a window for
+//! a flow whose RTT a deep queue has stretched. A flow's `rwnd` is a locked
+//! buffer (`SO_RCVBUF`): no DRS, its value the clamp.
 
 use crate::units::{Dur, Time};
 
@@ -86,6 +91,12 @@ impl RcvWindow {
 
     pub fn clamp(&self) -> u64 {
         self.clamp
+    }
+
+    /// `rcv_ssthresh` in whole segments: at the start, the window the
+    /// SYN-ACK offers (`tcp_select_initial_window`).
+    pub fn window_segs(&self) -> u32 {
+        (self.rcv_ssthresh / self.mss) as u32
     }
 
     /// `tcp_grow_window` for a new segment of `len` bytes, in order or out

@@ -53,6 +53,10 @@ pub struct AckOptions {
     /// `[hosts] delack`, `hz`): the adaptive timeout and the quick-ACK
     /// mode it restarts; `None`: a fixed 40 ms timer.
     pub delack: Option<Jiffies>,
+    /// ACKs advertise the receive window and the sender keeps within it
+    /// (`tcp_select_window`, `[hosts] advertised_window`, off by default);
+    /// `false`: no window on ACKs.
+    pub advertise: bool,
 }
 
 impl Default for AckOptions {
@@ -62,6 +66,7 @@ impl Default for AckOptions {
             push_acks: true,
             window_acks: true,
             delack: None,
+            advertise: false,
         }
     }
 }
@@ -104,6 +109,9 @@ pub struct Receiver {
     dup_acks: u32,
     /// The receive window's growth (`rcv_ssthresh`, `window_clamp`, DRS).
     window: RcvWindow,
+    /// The right edge of the window last advertised, in segments
+    /// (`rcv_wup + rcv_wnd`): it never moves left (`tcp_select_window`).
+    right_edge: u32,
 }
 
 impl Receiver {
@@ -132,7 +140,22 @@ impl Receiver {
             comp_rcv_nxt: 0,
             dup_acks: 0,
             window: RcvWindow::new(mss, rwnd),
+            right_edge: 0,
         }
+        .with_synack_window()
+    }
+
+    /// The SYN-ACK's window (`tcp_select_initial_window`: 64 KB in whole
+    /// segments, at most the clamp), the first right edge.
+    fn with_synack_window(mut self) -> Self {
+        self.right_edge = self.initial_window_segs();
+        self
+    }
+
+    /// The window the SYN-ACK advertises, in segments; the sender's first
+    /// `snd_wnd`.
+    pub fn initial_window_segs(&self) -> u32 {
+        self.window.window_segs()
     }
 
     /// `tcp_grow_window` for a new segment: a quick ACK if the window grew
@@ -177,14 +200,28 @@ impl Receiver {
         self.rcv_nxt
     }
 
-    /// The window an ACK sent now advertises, bytes (`__tcp_select_window`:
-    /// `rcv_ssthresh`, at most the buffer's room left by out-of-order data).
-    /// Only captures read it: the senders' window is `rwnd` (SenderConfig).
+    /// The room for a window an ACK sent now may offer, bytes
+    /// (`__tcp_select_window`: `rcv_ssthresh`, at most the buffer's room
+    /// left by out-of-order data); `select_window` keeps its right edge
+    /// from moving left.
     pub fn advertised_window(&self) -> u64 {
         let held: u64 = self.ooo.iter().map(|&(s, e)| u64::from(e - s)).sum();
         self.window
             .rcv_ssthresh()
             .min(self.window.clamp().saturating_sub(held * self.window.mss()))
+    }
+
+    /// `tcp_select_window` for an ACK leaving now: the window is the room
+    /// `advertised_window` leaves, in whole segments, but its right edge
+    /// never moves left (`tcp_shrink_window` = 0): while a hole holds
+    /// `rcv_nxt` and out-of-order data fills the buffer, the sender may
+    /// still send up to the edge it was given, and no further. Returns the
+    /// right edge (segments).
+    fn select_window(&mut self) -> u32 {
+        let room = (self.advertised_window() / self.window.mss()) as u32;
+        let cur = self.right_edge.saturating_sub(self.rcv_nxt);
+        self.right_edge = self.rcv_nxt.saturating_add(room.max(cur));
+        self.right_edge
     }
 
     /// A data segment arrived; returns the ACKs to send now (at most two:
@@ -441,6 +478,11 @@ impl Receiver {
         }
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n]);
         ack.ts = self.ts_recent;
+        if self.opts.advertise {
+            let edge = self.select_window();
+            ack.wnd = (edge - self.rcv_nxt).min(u32::from(u16::MAX)) as u16;
+            ack.flags |= flags::WND;
+        }
         if self.ece {
             ack.flags |= flags::ECE;
         }
@@ -459,6 +501,7 @@ mod tests {
         push_acks: true,
         window_acks: false,
         delack: None,
+        advertise: true,
     };
 
     fn data(seq: u32) -> Packet {
@@ -579,6 +622,47 @@ mod tests {
     /// A receiver past quick-ACK mode whose handshake took `rtt`, with
     /// segments 0..10 received and ACKed and its window at its clamp (the
     /// steady state).
+    #[test]
+    fn the_advertised_right_edge_stops_behind_a_hole_and_never_moves_left() {
+        let opts = AckOptions {
+            advertise: true,
+            ..AckOptions::default()
+        };
+        let mut r = steady_with(Dur::from_ms(10), opts);
+        let mut t = Time(50_000_000);
+        let mut acks = Vec::new();
+        let feed = |r: &mut Receiver, t: Time, q: u32, acks: &mut Vec<Packet>| {
+            acks.extend(r.on_data(t, &data(q)).into_iter().flatten());
+        };
+        feed(&mut r, t, 10, &mut acks);
+        feed(&mut r, t, 11, &mut acks);
+        let a = *acks.last().expect("two segments are ACKed");
+        assert!(a.has_flag(flags::WND));
+        // At the clamp (81920 bytes: 56 segments) the window is the clamp.
+        let edge = a.wnd_end().expect("advertised");
+        assert_eq!((a.seq, edge), (12, 12 + 56));
+        // Segment 12 is lost: 20 segments beyond it fill the buffer, the
+        // room falls to 36 segments, but the edge does not move left.
+        for q in 13..33 {
+            t += Dur::from_us(240);
+            feed(&mut r, t, q, &mut acks);
+        }
+        let dup: Vec<&Packet> = acks.iter().filter(|a| a.seq == 12).collect();
+        assert!(dup.len() >= 3, "duplicate ACKs go at once");
+        assert!(dup.iter().all(|a| a.wnd_end() == Some(edge)));
+        assert_eq!(r.advertised_window(), INITIAL_CLAMP - 20 * 1448);
+        // The hole filled: the edge moves right with rcv_nxt.
+        feed(&mut r, t, 12, &mut acks);
+        let a = acks.last().unwrap();
+        assert_eq!(a.seq, 33);
+        assert_eq!(a.wnd_end(), Some(33 + 56));
+        // Without advertising, ACKs carry no window.
+        let mut off = steady(Dur::from_ms(10));
+        let a = off.on_data(Time(50_000_000), &data(10))[1]
+            .or(off.on_data(Time(50_000_000), &data(11))[1]);
+        assert_eq!(a.expect("ACKed").wnd_end(), None);
+    }
+
     fn steady(rtt: Dur) -> Receiver {
         steady_with(rtt, AckOptions::default())
     }

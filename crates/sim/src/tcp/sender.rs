@@ -62,6 +62,9 @@ pub struct SenderConfig {
     pub pacing: Pacing,
     /// Receive window in segments (`None` = unlimited).
     pub rwnd_segs: Option<u32>,
+    /// The SYN-ACK's advertised window in segments, when ACKs advertise
+    /// windows (`[hosts] advertised_window`); `None`: no advertised window.
+    pub synack_wnd_segs: Option<u32>,
     pub ecn: bool,
     /// Seed for the congestion control's random stream.
     pub cc_seed: u64,
@@ -134,6 +137,12 @@ pub struct Sender {
     // Sequence space, in segments.
     snd_una: u32,
     snd_nxt: u32,
+    /// The receiver's advertised right edge (`tcp_wnd_end`: `snd_una +
+    /// snd_wnd`), from the SYN-ACK, then the latest ACK; `u32::MAX`
+    /// without advertised windows.
+    wnd_end: u32,
+    /// The largest window advertised so far, segments (`max_window`).
+    max_wnd: u32,
     sb: Scoreboard,
     sacked: SackRanges,
     sacked_out: u32,
@@ -183,6 +192,7 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(cfg: SenderConfig, cc_cfg: CcConfig, app: App) -> Sender {
+        let synack_wnd = cfg.synack_wnd_segs.unwrap_or(u32::MAX);
         let total_segs = app.total_segments(cfg.mss);
         let push = PushMarks::new(cfg.push_marks);
         Sender {
@@ -196,6 +206,8 @@ impl Sender {
             lsndtime: Time::ZERO,
             snd_una: 0,
             snd_nxt: 0,
+            wnd_end: synack_wnd,
+            max_wnd: synack_wnd,
             sb: Scoreboard::default(),
             sacked: SackRanges::default(),
             sacked_out: 0,
@@ -390,6 +402,12 @@ impl Sender {
         let ack = pkt.seq;
         if ack < self.snd_una || ack > self.snd_nxt {
             return; // old or impossible ACK
+        }
+        // `tcp_ack_update_window`: the receiver's right edge never moves
+        // left, and ACKs arrive in order, so the latest is the largest.
+        if let Some(end) = pkt.wnd_end() {
+            self.wnd_end = self.wnd_end.max(end);
+            self.max_wnd = self.max_wnd.max(u32::from(pkt.wnd));
         }
         let prior_in_flight = self.in_flight();
         let prior_delivered = self.rate.delivered;
@@ -922,11 +940,19 @@ impl Sender {
     }
 
     /// New segments the receive window still allows (`tcp_wnd_end` -
-    /// `snd_nxt`); unlimited without `rwnd`.
+    /// `snd_nxt`, `tcp_snd_wnd_test`): up to the advertised right edge, and
+    /// within a fixed `rwnd` of `snd_una`; unlimited with neither.
     fn send_window(&self) -> u32 {
-        self.cfg.rwnd_segs.map_or(u32::MAX, |w| {
+        let fixed = self.cfg.rwnd_segs.map_or(u32::MAX, |w| {
             (self.snd_una + w).saturating_sub(self.snd_nxt)
-        })
+        });
+        fixed.min(self.wnd_end.saturating_sub(self.snd_nxt))
+    }
+
+    /// The window the receiver offers, in segments (`snd_wnd`).
+    fn snd_wnd(&self) -> u32 {
+        let adv = self.wnd_end.saturating_sub(self.snd_una);
+        self.cfg.rwnd_segs.map_or(adv, |w| w.min(adv))
     }
 
     /// The earliest time the next packet may leave (EDT and fq maxrate).
@@ -972,8 +998,9 @@ impl Sender {
     fn size_goal(&self) -> u32 {
         let mss = self.cfg.mss as u64;
         let mut bytes = GSO_MAX_SIZE - 1 - MAX_TCP_HEADER;
-        if let Some(w) = self.cfg.rwnd_segs {
-            bytes = bytes.min((w as u64 * mss / 2).max(mss));
+        let max_window = self.cfg.rwnd_segs.unwrap_or(u32::MAX).min(self.max_wnd);
+        if max_window != u32::MAX {
+            bytes = bytes.min((max_window as u64 * mss / 2).max(mss));
         }
         ((bytes / mss) as u32).max(1)
     }
@@ -1015,8 +1042,7 @@ impl Sender {
             return Defer::Send;
         }
         // A third of the window is free (`tcp_tso_win_divisor`).
-        let snd_wnd = self.cfg.rwnd_segs.unwrap_or(u32::MAX);
-        if limit as u64 * TSO_WIN_DIVISOR >= snd_wnd.min(cwnd) as u64 {
+        if limit as u64 * TSO_WIN_DIVISOR >= self.snd_wnd().min(cwnd) as u64 {
             return Defer::Send;
         }
         // The next ACK is the oldest outstanding segment's, one srtt after
@@ -1305,6 +1331,7 @@ mod tests {
                 max_rate: None,
             },
             rwnd_segs: None,
+            synack_wnd_segs: None,
             ecn,
             cc_seed: 1,
             tso_defer,

@@ -53,7 +53,7 @@ impl TcpFrame {
         };
         // Sizes and sequence numbers come from the frame, not from the
         // simulator's model of the headers.
-        p.wire_len = self.wire_len;
+        p.set_wire_len(self.wire_len);
         p.payload = u16::try_from(self.payload).unwrap_or(u16::MAX); // offloads are off: frames are at most an MTU
         p.seq = if p.kind == Kind::Ack {
             self.ack
@@ -333,7 +333,10 @@ pub mod tests {
         assert_eq!(t.kind(), Kind::Data);
         assert_eq!(t.src, [10, 0, 0, 1]);
         let p = t.to_packet(3, 77);
-        assert_eq!((p.flow, p.tag, p.wire_len, p.payload), (3, 77, 1514, 1448));
+        assert_eq!(
+            (p.flow, p.tag, p.wire_len(), p.payload),
+            (3, 77, 1514, 1448)
+        );
         assert_eq!(p.seq, 1000);
     }
 
@@ -347,7 +350,7 @@ pub mod tests {
         let ack = parse(&tcp_frame(1, 2, TCP_ACK, 0, 0))
             .unwrap()
             .to_packet(0, 0);
-        assert_eq!(ack.wire_len, 66);
+        assert_eq!(ack.wire_len(), 66);
         assert_eq!(ack.seq, 2000);
     }
 

@@ -79,8 +79,14 @@ pub struct Packet {
     pub sack_len: u8,
     /// Data: segment index. Ack: cumulative ACK (next segment expected).
     pub seq: u32,
-    /// Bytes counted on links and in queues: IP packet plus link framing.
-    pub wire_len: u32,
+    /// Bytes counted on links and in queues: IP packet plus link framing
+    /// (at most 65066: an MSS is at most 65000); read it with `wire_len()`.
+    wire_len16: u16,
+    /// The RFC 7323 timestamp `ts` does not hold, the low 16 bits of the
+    /// ms clock: an ACK's TSval (the receiver's clock), a data segment's
+    /// TSecr (the sender's `ts_recent`, the last ACK's TSval), for the
+    /// receiver's RTT (`tcp_rcv_rtt_measure_ts`); 0 on other packets.
+    pub ts_other: u16,
     /// TCP payload bytes (0 for ACKs; an MSS is at most 65000).
     pub payload: u16,
     /// An ACK's advertised window in segments above its cumulative ACK
@@ -115,7 +121,8 @@ impl Packet {
             flags: 0,
             sack_len: 0,
             seq,
-            wire_len: payload + IP_TCP_TS_HEADER + LINK_FRAMING,
+            wire_len16: (payload + IP_TCP_TS_HEADER + LINK_FRAMING) as u16,
+            ts_other: 0,
             payload: payload as u16,
             wnd: 0,
             sack: [SackBlock::default(); MAX_SACK_BLOCKS],
@@ -141,7 +148,8 @@ impl Packet {
             flags: 0,
             sack_len: n as u8,
             seq: cum_ack,
-            wire_len: IP_TCP_TS_HEADER + sack_opt + LINK_FRAMING,
+            wire_len16: (IP_TCP_TS_HEADER + sack_opt + LINK_FRAMING) as u16,
+            ts_other: 0,
             payload: 0,
             wnd: 0,
             sack: blocks,
@@ -154,8 +162,19 @@ impl Packet {
     pub fn control(flow: u32, kind: Kind) -> Packet {
         let mut p = Packet::ack(flow, 0, &[]);
         p.kind = kind;
-        p.wire_len = SYN_WIRE_LEN;
+        p.set_wire_len(SYN_WIRE_LEN);
         p
+    }
+
+    /// Bytes counted on links and in queues: IP packet plus link framing.
+    pub fn wire_len(&self) -> u32 {
+        u32::from(self.wire_len16)
+    }
+
+    /// Set the size on the wire (a frame's, a handshake's); at most 65535.
+    pub fn set_wire_len(&mut self, bytes: u32) {
+        debug_assert!(bytes <= u32::from(u16::MAX));
+        self.wire_len16 = bytes.min(u32::from(u16::MAX)) as u16;
     }
 
     pub fn sacks(&self) -> &[SackBlock] {
@@ -184,15 +203,15 @@ mod tests {
 
     #[test]
     fn full_segment_is_1514_bytes_on_the_wire() {
-        assert_eq!(Packet::data(0, 0, DEFAULT_MSS).wire_len, 1514);
+        assert_eq!(Packet::data(0, 0, DEFAULT_MSS).wire_len(), 1514);
     }
 
     #[test]
     fn ack_size_grows_with_sack_blocks() {
-        assert_eq!(Packet::ack(0, 5, &[]).wire_len, 66);
+        assert_eq!(Packet::ack(0, 5, &[]).wire_len(), 66);
         let b = SackBlock { start: 7, end: 9 };
-        assert_eq!(Packet::ack(0, 5, &[b]).wire_len, 66 + 12);
-        assert_eq!(Packet::ack(0, 5, &[b, b, b]).wire_len, 66 + 28);
+        assert_eq!(Packet::ack(0, 5, &[b]).wire_len(), 66 + 12);
+        assert_eq!(Packet::ack(0, 5, &[b, b, b]).wire_len(), 66 + 28);
     }
 
     #[test]

@@ -28,6 +28,7 @@ use crate::sched::EventQueue;
 use crate::tcp::delack::Jiffies;
 use crate::tcp::rcvbuf::RcvWindow;
 use crate::tcp::receiver::{AckOptions, EcnEcho, Receiver};
+use crate::tcp::rtt::ts_clock;
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::units::{Dur, Time};
 use std::sync::Arc;
@@ -232,6 +233,7 @@ impl<'a, T: Taps> World<'a, T> {
                         window_acks: sc.hosts.window_acks,
                         delack: jiffies,
                         advertise: sc.hosts.advertised_window,
+                        rcv_rtt_ts: sc.hosts.rcv_rtt_timestamps,
                     },
                     f.mss,
                     f.rwnd.map(|b| b.0),
@@ -622,7 +624,8 @@ impl<'a, T: Taps> World<'a, T> {
         match p.kind {
             Kind::Syn => {
                 f.receiver.on_syn(now);
-                let reply = Packet::control(i, Kind::SynAck);
+                let mut reply = Packet::control(i, Kind::SynAck);
+                reply.ts_other = ts_clock(now) as u16;
                 self.send_reverse(now, i, reply);
             }
             Kind::Data => {

@@ -151,7 +151,7 @@ impl Bottleneck {
     }
 
     pub fn backlog_bytes(&self) -> u64 {
-        self.qdisc.backlog_bytes().0 + self.held.map_or(0, |p| p.wire_len as u64)
+        self.qdisc.backlog_bytes().0 + self.held.map_or(0, |p| p.wire_len() as u64)
     }
 
     pub fn backlog_packets(&self) -> u32 {
@@ -198,7 +198,7 @@ impl Bottleneck {
             match ev {
                 QdiscEvent::Drop { pkt, cause } => {
                     let f = &mut self.flows[pkt.flow as usize];
-                    f.backlog_bytes -= pkt.wire_len as u64;
+                    f.backlog_bytes -= pkt.wire_len() as u64;
                     f.backlog_pkts -= 1;
                     match pkt.kind {
                         Kind::Syn | Kind::SynAck => f.drops_handshake += 1,
@@ -245,7 +245,7 @@ impl Bottleneck {
             }
         }
         let f = &mut self.flows[pkt.flow as usize];
-        f.backlog_bytes += pkt.wire_len as u64;
+        f.backlog_bytes += pkt.wire_len() as u64;
         f.backlog_pkts += 1;
         f.backlog_data_pkts += u64::from(pkt.kind == Kind::Data);
         let mut ctx = QdiscCtx {
@@ -272,7 +272,7 @@ impl Bottleneck {
             self.refill(now);
             let cost = self
                 .rate
-                .tx_time(Bytes(pkt.wire_len as u64 + self.overhead));
+                .tx_time(Bytes(pkt.wire_len() as u64 + self.overhead));
             if self.tokens < cost {
                 return Some(now + (cost - self.tokens));
             }
@@ -327,11 +327,11 @@ impl Bottleneck {
 
     fn depart(&mut self, now: Time, pkt: Packet) {
         let f = &mut self.flows[pkt.flow as usize];
-        f.backlog_bytes -= pkt.wire_len as u64;
+        f.backlog_bytes -= pkt.wire_len() as u64;
         f.backlog_pkts -= 1;
         f.backlog_data_pkts -= u64::from(pkt.kind == Kind::Data);
         self.departures += 1;
-        self.wire_bytes_out += pkt.wire_len as u64;
+        self.wire_bytes_out += pkt.wire_len() as u64;
         let s = now.since(pkt.enqueued).0;
         self.sojourn.record(s);
         let (sum, max, n) = self.interval_sojourn;
@@ -369,7 +369,7 @@ mod tests {
         while let Some(now) = t.filter(|&t| t <= until) {
             let mut sent = vec![];
             t = b.service(now, &mut sent);
-            out.extend(sent.iter().map(|p| (now.0 / MS, p.wire_len)));
+            out.extend(sent.iter().map(|p| (now.0 / MS, p.wire_len())));
         }
         out
     }

@@ -112,7 +112,7 @@ impl Path {
     /// random leaves no trace but the `lost` count.
     pub fn push(&mut self, now: Time, pkt: Packet) -> bool {
         let start = self.ser_free.max(now);
-        let done = start + self.rate.tx_time(Bytes(pkt.wire_len as u64));
+        let done = start + self.rate.tx_time(Bytes(pkt.wire_len() as u64));
         self.ser_free = done;
         let delay = match &mut self.host {
             None => self.delay,

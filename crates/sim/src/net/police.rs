@@ -50,7 +50,7 @@ impl Policer {
     pub fn admit(&mut self, now: Time, pkt: &Packet) -> bool {
         let refill = now.since(self.t_c).0 as u128 * self.rate;
         let toks = (self.toks + refill).min(self.burst);
-        let cost = pkt.wire_len as u128 * 8 * NS;
+        let cost = pkt.wire_len() as u128 * 8 * NS;
         if toks < cost {
             return false;
         }

@@ -36,7 +36,7 @@ const NS_PER_MS: u64 = 1_000_000;
 
 /// What an opportunity's bytes must cover for `pkt` to leave: its frame.
 pub fn packet_cost(pkt: &Packet) -> u64 {
-    pkt.wire_len as u64
+    pkt.wire_len() as u64
 }
 
 /// A delivery-opportunity trace as a normalized scenario holds it: where it

@@ -969,7 +969,7 @@ impl Cake {
     /// `cake_advance_shaper`: charge a packet to the tin and global
     /// schedules; returns its adjusted length.
     fn advance_shaper(&mut self, tin: usize, pkt: &Packet, now: i64, drop: bool) -> u32 {
-        let len = self.adjusted_len(pkt.wire_len);
+        let len = self.adjusted_len(pkt.wire_len());
         if self.rate_ns != 0 {
             let b = &mut self.tins[tin];
             let tin_dur = ((len as u64 * b.tin_rate_ns) >> b.tin_rate_shft) as i64;
@@ -992,7 +992,7 @@ impl Cake {
     fn dequeue_one(&mut self, tin: usize, idx: usize) -> Option<Packet> {
         let b = &mut self.tins[tin];
         let p = b.flows[idx].q.pop_front()?;
-        let len = p.wire_len;
+        let len = p.wire_len();
         b.backlogs[idx] -= len;
         b.tin_backlog -= len;
         self.backlog -= len as u64;
@@ -1033,7 +1033,7 @@ impl Cake {
         if b.flows[idx].cvars.queue_full(&cparams, now) {
             b.unresponsive_flow_count += 1;
         }
-        let len = pkt.wire_len;
+        let len = pkt.wire_len();
         b.backlogs[idx] -= len;
         b.tin_backlog -= len;
         self.backlog -= len as u64;
@@ -1128,14 +1128,14 @@ impl Qdisc for Cake {
                 }
             }
         }
-        let len = pkt.wire_len;
+        let len = pkt.wire_len();
         self.tins[tin].flows[idx].q.push_back(pkt);
         let ack = match self.ack_filter {
             AckFilterMode::None => None,
             m => Self::ack_filter(&self.tins[tin].flows[idx].q, m == AckFilterMode::Aggressive)
                 .and_then(|i| self.tins[tin].flows[idx].q.remove(i)),
         };
-        let ack_len = ack.as_ref().map_or(0, |a| a.wire_len);
+        let ack_len = ack.as_ref().map_or(0, |a| a.wire_len());
         if let Some(a) = ack {
             self.buffer_used = self.buffer_used + len as u64 - ack_len as u64;
             if self.ingress {

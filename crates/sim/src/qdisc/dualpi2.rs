@@ -280,13 +280,13 @@ impl Qdisc for DualPi2 {
         self.run_timer(now);
         let full = match self.limit {
             Limit::Packets(n) => (self.l.len() + self.c.len()) as u64 >= n as u64,
-            Limit::Bytes(b) => self.bytes + pkt.wire_len as u64 > b,
+            Limit::Bytes(b) => self.bytes + pkt.wire_len() as u64 > b,
         };
         if full {
             ctx.drop(pkt, DropCause::Overflow);
             return;
         }
-        self.bytes += pkt.wire_len as u64;
+        self.bytes += pkt.wire_len() as u64;
         if self.is_l4s(pkt.ecn) {
             let apply_step = self.l.len() as u32 >= self.min_qlen_step;
             self.l.push_back(Entry { pkt, apply_step });
@@ -321,7 +321,7 @@ impl Qdisc for DualPi2 {
                 self.c.pop_front()
             }
             .expect("picked a non-empty queue");
-            self.bytes -= pkt.wire_len as u64;
+            self.bytes -= pkt.wire_len() as u64;
             let l4s = from_l;
             if self.pi_must_drop(l4s, &mut pkt, ctx) {
                 ctx.drop(pkt, DropCause::Aqm);
@@ -336,7 +336,7 @@ impl Qdisc for DualPi2 {
                 ctx.drop(pkt, DropCause::Aqm);
                 continue;
             }
-            self.credit += change * pkt.wire_len as i64;
+            self.credit += change * pkt.wire_len() as i64;
             return Some(pkt);
         }
     }
@@ -412,7 +412,7 @@ mod tests {
                 pkt: p,
                 apply_step: false,
             });
-            d.bytes += p.wire_len as u64;
+            d.bytes += p.wire_len() as u64;
         }
         d.run_timer(Time::ZERO + Dur::from_ms(16) - Dur(1));
         assert_eq!(d.prob, 0, "nothing before the first update at 16 ms");

@@ -25,19 +25,19 @@ impl Fifo {
     /// Would `pkt` fit (`bfifo_enqueue`: backlog + len <= limit; `pfifo_enqueue`: qlen < limit)?
     pub fn fits(&self, pkt: &Packet) -> bool {
         match self.limit {
-            Limit::Bytes(b) => self.bytes + pkt.wire_len as u64 <= b,
+            Limit::Bytes(b) => self.bytes + pkt.wire_len() as u64 <= b,
             Limit::Packets(n) => (self.q.len() as u32) < n,
         }
     }
 
     pub fn push(&mut self, pkt: Packet) {
-        self.bytes += pkt.wire_len as u64;
+        self.bytes += pkt.wire_len() as u64;
         self.q.push_back(pkt);
     }
 
     pub fn pop(&mut self) -> Option<Packet> {
         let p = self.q.pop_front()?;
-        self.bytes -= p.wire_len as u64;
+        self.bytes -= p.wire_len() as u64;
         Some(p)
     }
 

@@ -204,7 +204,7 @@ impl Qdisc for Fq {
     fn enqueue(&mut self, now: Time, pkt: Packet, ctx: &mut QdiscCtx) {
         let full = match self.limit {
             Limit::Packets(n) => self.packets >= n,
-            Limit::Bytes(b) => self.bytes + pkt.wire_len as u64 > b,
+            Limit::Bytes(b) => self.bytes + pkt.wire_len() as u64 > b,
         };
         if full {
             ctx.drop(pkt, DropCause::Overflow);
@@ -229,7 +229,7 @@ impl Qdisc for Fq {
             }
         }
         self.packets += 1;
-        self.bytes += pkt.wire_len as u64;
+        self.bytes += pkt.wire_len() as u64;
         // `time_to_send`: no send time on a forwarded packet, so now.
         let mut pkt = pkt;
         pkt.enqueued = now;
@@ -271,9 +271,9 @@ impl Qdisc for Fq {
                 }
             }
             self.packets -= 1;
-            self.bytes -= pkt.wire_len as u64;
+            self.bytes -= pkt.wire_len() as u64;
             let f = &mut self.flows[idx];
-            let mut plen = pkt.wire_len as i64;
+            let mut plen = pkt.wire_len() as i64;
             f.credit -= plen;
             if let Some(rate) = self.maxrate {
                 // A forwarded packet's rate is the qdisc's maxrate alone.

@@ -178,9 +178,9 @@ struct FlowView<'a> {
 impl CodelQueue for FlowView<'_> {
     fn pop(&mut self) -> Option<Packet> {
         let p = self.q.pop_front()?;
-        *self.flow_backlog -= p.wire_len;
+        *self.flow_backlog -= p.wire_len();
         *self.qlen -= 1;
-        *self.backlog -= p.wire_len as u64;
+        *self.backlog -= p.wire_len() as u64;
         Some(p)
     }
     fn backlog(&self) -> u64 {
@@ -235,7 +235,7 @@ impl FqCodel {
         let mut i = 0u32;
         loop {
             let p = flow.q.pop_front().expect("the fattest queue is not empty");
-            len += p.wire_len;
+            len += p.wire_len();
             ctx.drop(p, DropCause::Overflow);
             i += 1;
             if i >= max_packets || len >= threshold {
@@ -253,7 +253,7 @@ impl Qdisc for FqCodel {
     /// `fq_codel_enqueue`.
     fn enqueue(&mut self, _now: Time, pkt: Packet, ctx: &mut QdiscCtx) {
         let idx = self.queue_of(pkt.flow);
-        let len = pkt.wire_len;
+        let len = pkt.wire_len();
         let flow = &mut self.flows[idx];
         flow.q.push_back(pkt);
         flow.backlog += len;
@@ -295,7 +295,7 @@ impl Qdisc for FqCodel {
             };
             match got {
                 Some(p) => {
-                    self.flows[idx].deficit -= p.wire_len as i32;
+                    self.flows[idx].deficit -= p.wire_len() as i32;
                     return Some(p);
                 }
                 None => {
@@ -502,7 +502,7 @@ mod tests {
                             assert_eq!(p.ecn, Ecn::Ect0, "sojourn {} units", soj);
                             below += 1;
                         }
-                        next_tx = t + RATE.tx_time(Bytes(p.wire_len as u64));
+                        next_tx = t + RATE.tx_time(Bytes(p.wire_len() as u64));
                     }
                 }
                 t += Dur::from_us(1);

@@ -193,7 +193,7 @@ impl Qdisc for FqPie {
         let idx = reciprocal_scale(flow_hash(pkt.flow), self.flows.len() as u32) as usize;
         let full = match self.limit {
             Limit::Packets(n) => self.packets >= n,
-            Limit::Bytes(b) => self.bytes + pkt.wire_len as u64 > b,
+            Limit::Bytes(b) => self.bytes + pkt.wire_len() as u64 > b,
         };
         let f = &mut self.flows[idx];
         if full {
@@ -201,7 +201,9 @@ impl Qdisc for FqPie {
             ctx.drop(pkt, DropCause::Overflow);
             return;
         }
-        let accept = !self.p.drop_early(&mut f.vars, f.backlog, pkt.wire_len, ctx)
+        let accept = !self
+            .p
+            .drop_early(&mut f.vars, f.backlog, pkt.wire_len(), ctx)
             || (self.ecn
                 && f.vars.prob <= (MAX_PROB / 100) * self.ecn_prob
                 && set_ce(&mut pkt, ctx));
@@ -211,14 +213,14 @@ impl Qdisc for FqPie {
             return;
         }
         self.packets += 1;
-        self.bytes += pkt.wire_len as u64;
+        self.bytes += pkt.wire_len() as u64;
         if !f.listed {
             f.listed = true;
             f.deficit = self.quantum;
             f.backlog = 0;
             self.lists.add_new(idx);
         }
-        f.backlog += pkt.wire_len as u64;
+        f.backlog += pkt.wire_len() as u64;
         f.q.push_back(pkt);
     }
 
@@ -239,10 +241,10 @@ impl Qdisc for FqPie {
                 continue;
             };
             self.packets -= 1;
-            self.bytes -= pkt.wire_len as u64;
+            self.bytes -= pkt.wire_len() as u64;
             let f = &mut self.flows[idx];
-            f.deficit -= pkt.wire_len as i64;
-            f.backlog -= pkt.wire_len as u64;
+            f.deficit -= pkt.wire_len() as i64;
+            f.backlog -= pkt.wire_len() as u64;
             self.p.process_dequeue(&mut f.vars, now, &pkt, f.backlog);
             return Some(pkt);
         }

@@ -307,7 +307,7 @@ impl PieParams {
             if v.dq_count == DQCOUNT_INVALID {
                 return;
             }
-            v.dq_count += pkt.wire_len as u64;
+            v.dq_count += pkt.wire_len() as u64;
             if v.dq_count < QUEUE_THRESHOLD {
                 return;
             }
@@ -418,7 +418,7 @@ impl Qdisc for Pie {
             return;
         }
         let backlog = self.q.backlog_bytes().0;
-        let accept = !self.p.drop_early(&mut self.vars, backlog, pkt.wire_len, ctx)
+        let accept = !self.p.drop_early(&mut self.vars, backlog, pkt.wire_len(), ctx)
             // Mark instead while the probability is at most 10%.
             || (self.ecn && self.vars.prob <= MAX_PROB / 10 && set_ce(&mut pkt, ctx));
         if accept {

@@ -206,10 +206,10 @@ pub fn drive<Q: Qdisc>(b: &mut Bench<Q>, sources: &[Source], rate: Rate, end: Ti
             tally_events(&b.events[before..], &mut out);
             match got {
                 Some(p) => {
-                    *out.delivered_bytes.entry(p.flow).or_default() += p.wire_len as u64;
+                    *out.delivered_bytes.entry(p.flow).or_default() += p.wire_len() as u64;
                     *out.delivered_pkts.entry(p.flow).or_default() += 1;
                     out.sojourns.push((p.flow, now.since(p.enqueued)));
-                    link_free = now + rate.tx_time(Bytes(p.wire_len as u64));
+                    link_free = now + rate.tx_time(Bytes(p.wire_len() as u64));
                 }
                 None => {
                     // Held back: ask again when the qdisc says, or at the next arrival.

@@ -36,6 +36,12 @@ pub struct HostsSpec {
     /// the kernel does not: docs/model.md). `false`: only a fixed `rwnd`
     /// limits.
     pub advertised_window: bool,
+    /// The receiver's RTT, which DRS measures its rounds by, from RFC 7323
+    /// timestamps (`tcp_rcv_rtt_measure_ts`: a sample per new TSecr,
+    /// smoothed by 1/8), as Linux does: it sees the queue. Off by default
+    /// (the handshake's RTT): on, the conformance matrix agrees less
+    /// (docs/model.md), which is not yet explained.
+    pub rcv_rtt_timestamps: bool,
     /// RFC 7323 timestamps give an RTT sample on an ACK of retransmitted
     /// data that has no timed one (`tcp_ack_update_rtt`), as Linux does;
     /// `false`: no sample there (the model before version 9).
@@ -70,6 +76,7 @@ impl Default for HostsSpec {
             push_acks: true,
             window_acks: true,
             advertised_window: false,
+            rcv_rtt_timestamps: false,
             timestamps: true,
             delack: true,
             hz: 250,
@@ -91,6 +98,7 @@ pub(super) fn normalize(raw: RawHosts) -> Result<HostsSpec, ScenarioError> {
         push_acks: raw.push_acks.unwrap_or(linux.push_acks),
         window_acks: raw.window_acks.unwrap_or(linux.window_acks),
         advertised_window: raw.advertised_window.unwrap_or(linux.advertised_window),
+        rcv_rtt_timestamps: raw.rcv_rtt_timestamps.unwrap_or(linux.rcv_rtt_timestamps),
         timestamps: raw.timestamps.unwrap_or(linux.timestamps),
         delack: raw.delack.unwrap_or(linux.delack),
         hz: match raw.hz {

@@ -88,6 +88,7 @@ pub struct RawHosts {
     pub push_acks: Option<bool>,
     pub window_acks: Option<bool>,
     pub advertised_window: Option<bool>,
+    pub rcv_rtt_timestamps: Option<bool>,
     pub timestamps: Option<bool>,
     pub delack: Option<bool>,
     pub hz: Option<serde_json::Value>,

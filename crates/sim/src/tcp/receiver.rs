@@ -9,6 +9,7 @@
 
 use super::delack::{DelayedAck, Jiffies};
 use super::rcvbuf::RcvWindow;
+use super::rtt::ts_clock;
 use crate::packet::{flags, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::units::{Dur, Time};
 
@@ -57,6 +58,10 @@ pub struct AckOptions {
     /// (`tcp_select_window`, `[hosts] advertised_window`, off by default);
     /// `false`: no window on ACKs.
     pub advertise: bool,
+    /// The receiver's RTT from RFC 7323 timestamps (`tcp_rcv_rtt_measure_ts`,
+    /// `[hosts] rcv_rtt_timestamps`): what DRS measures its rounds by;
+    /// `false`: the handshake's RTT.
+    pub rcv_rtt_ts: bool,
 }
 
 impl Default for AckOptions {
@@ -67,6 +72,7 @@ impl Default for AckOptions {
             window_acks: true,
             delack: None,
             advertise: false,
+            rcv_rtt_ts: false,
         }
     }
 }
@@ -112,6 +118,10 @@ pub struct Receiver {
     /// The right edge of the window last advertised, in segments
     /// (`rcv_wup + rcv_wnd`): it never moves left (`tcp_select_window`).
     right_edge: u32,
+    /// `rcv_rtt_est.rtt_us`: eight times the smoothed receiver RTT, us (0:
+    /// no sample yet), and the TSecr of its last sample (`rcv_rtt_last_tsecr`).
+    rcv_rtt_us8: u64,
+    rcv_rtt_last_tsecr: u16,
 }
 
 impl Receiver {
@@ -141,6 +151,8 @@ impl Receiver {
             dup_acks: 0,
             window: RcvWindow::new(mss, rwnd),
             right_edge: 0,
+            rcv_rtt_us8: 0,
+            rcv_rtt_last_tsecr: 0,
         }
         .with_synack_window()
     }
@@ -224,6 +236,42 @@ impl Receiver {
         self.right_edge
     }
 
+    /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a TSecr not
+    /// used before gives a sample, now less the TSval the receiver put on
+    /// the ACK that segment answers (whole ms; 0 ms gives none), smoothed
+    /// by 1/8 (`tcp_rcv_rtt_update` with timestamps). Unlike the
+    /// handshake's RTT, it sees the queue the data waited in.
+    fn rcv_rtt_measure_ts(&mut self, now: Time, pkt: &Packet) {
+        let tsecr = pkt.ts_other;
+        if tsecr == 0 || tsecr == self.rcv_rtt_last_tsecr {
+            return;
+        }
+        self.rcv_rtt_last_tsecr = tsecr;
+        if u64::from(pkt.payload) < self.window.mss() {
+            return;
+        }
+        let delta_ms = (ts_clock(now) as u16).wrapping_sub(tsecr);
+        if delta_ms == 0 {
+            return;
+        }
+        let sample = u64::from(delta_ms) * 1000;
+        self.rcv_rtt_us8 = if self.rcv_rtt_us8 == 0 {
+            sample << 3
+        } else {
+            self.rcv_rtt_us8 - (self.rcv_rtt_us8 >> 3) + sample
+        };
+    }
+
+    /// The RTT DRS measures its rounds by: the timestamps' estimate once it
+    /// has a sample, else the handshake's.
+    fn drs_rtt(&self) -> Option<Dur> {
+        if self.rcv_rtt_us8 > 0 {
+            Some(Dur::from_us(self.rcv_rtt_us8 >> 3))
+        } else {
+            self.srtt
+        }
+    }
+
     /// A data segment arrived; returns the ACKs to send now (at most two:
     /// an accurate-ECN echo may first ACK the data before a CE flip).
     pub fn on_data(&mut self, now: Time, pkt: &Packet) -> [Option<Packet>; 2] {
@@ -242,6 +290,9 @@ impl Receiver {
             if let Some(rtt) = self.srtt {
                 self.dack.on_rtt(rtt);
             }
+        }
+        if self.opts.rcv_rtt_ts {
+            self.rcv_rtt_measure_ts(now, pkt);
         }
         // `tcp_replace_ts_recent`: the TSval of a segment at or before
         // rcv_wup (the left edge of what the next ACK covers), never older
@@ -279,7 +330,7 @@ impl Receiver {
             EcnEcho::Accurate => {
                 if ce != self.ece {
                     if self.unacked() > 0 {
-                        flip_ack = Some(self.make_ack());
+                        flip_ack = Some(self.make_ack(now));
                     }
                     self.ece = ce;
                     self.quick = self.quick.max(2);
@@ -309,7 +360,7 @@ impl Receiver {
             }
             // The application reads all in-order data at once: DRS measures.
             let span = self.ooo.last().map_or(0, |&(_, e)| e - self.rcv_nxt);
-            self.window.on_read(now, self.rcv_nxt, self.srtt, span);
+            self.window.on_read(now, self.rcv_nxt, self.drs_rtt(), span);
             if self.opts.push_acks && pkt.has_flag(flags::PSH) {
                 // `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED; the application
                 // drains the queue at once and `tcp_cleanup_rbuf` ACKs.
@@ -329,13 +380,13 @@ impl Receiver {
             // `tcp_sack_new_ofo_skb`: a segment that lands past the first two
             // SACK blocks sends the held-back ACK before the blocks change.
             let flush = (self.compressed > 0 && self.sack_slot(seq) >= SACK_BLOCKS_EXPECTED)
-                .then(|| self.make_ack());
+                .then(|| self.make_ack(now));
             if self.insert_ooo(seq) {
                 // `tcp_data_queue_ofo` grows the window too (SACK flows).
                 self.grow_window(pkt, false);
             }
             if self.quick > 0 || !self.hold_sack(now) {
-                return [flip_ack.or(flush), Some(self.make_ack())];
+                return [flip_ack.or(flush), Some(self.make_ack(now))];
             }
             return [flip_ack.or(flush), None];
         } else {
@@ -347,10 +398,10 @@ impl Receiver {
             }
         }
         if immediate || self.unacked() >= 2 || self.quick > 0 {
-            return [flip_ack, Some(self.make_ack())];
+            return [flip_ack, Some(self.make_ack(now))];
         }
         if self.dack.arm(now) {
-            return [flip_ack, Some(self.make_ack())];
+            return [flip_ack, Some(self.make_ack(now))];
         }
         [flip_ack, None]
     }
@@ -414,12 +465,12 @@ impl Receiver {
         if self.comp_at.is_some_and(|t| t <= now) {
             self.comp_at = None;
             if self.compressed > 0 {
-                return Some(self.make_ack());
+                return Some(self.make_ack(now));
             }
         }
         if self.dack.expire(now) && self.unacked() > 0 {
             self.dack.on_fired();
-            return Some(self.make_ack());
+            return Some(self.make_ack(now));
         }
         None
     }
@@ -451,7 +502,7 @@ impl Receiver {
         !held
     }
 
-    fn make_ack(&mut self) -> Packet {
+    fn make_ack(&mut self, now: Time) -> Packet {
         // `tcp_event_ack_sent`: any ACK sends what was held back.
         self.compressed = 0;
         self.comp_at = None;
@@ -478,6 +529,7 @@ impl Receiver {
         }
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n]);
         ack.ts = self.ts_recent;
+        ack.ts_other = ts_clock(now) as u16;
         if self.opts.advertise {
             let edge = self.select_window();
             ack.wnd = (edge - self.rcv_nxt).min(u32::from(u16::MAX)) as u16;
@@ -501,7 +553,8 @@ mod tests {
         push_acks: true,
         window_acks: false,
         delack: None,
-        advertise: true,
+        advertise: false,
+        rcv_rtt_ts: false,
     };
 
     fn data(seq: u32) -> Packet {

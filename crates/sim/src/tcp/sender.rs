@@ -143,6 +143,9 @@ pub struct Sender {
     wnd_end: u32,
     /// The largest window advertised so far, segments (`max_window`).
     max_wnd: u32,
+    /// `ts_recent`: the TSval of the latest ACK (or the SYN-ACK), low 16
+    /// bits, echoed as every data segment's TSecr (`Packet::ts_other`).
+    ts_recent: u16,
     sb: Scoreboard,
     sacked: SackRanges,
     sacked_out: u32,
@@ -208,6 +211,7 @@ impl Sender {
             snd_nxt: 0,
             wnd_end: synack_wnd,
             max_wnd: synack_wnd,
+            ts_recent: 0,
             sb: Scoreboard::default(),
             sacked: SackRanges::default(),
             sacked_out: 0,
@@ -363,6 +367,7 @@ impl Sender {
     pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>) {
         match (pkt.kind, self.phase) {
             (Kind::SynAck, Phase::SynSent { at, tries }) => {
+                self.ts_recent = pkt.ts_other;
                 // Karn: only an unretransmitted SYN gives an RTT sample.
                 if tries == 0 {
                     let rtt_us = now.since(at).us().max(1);
@@ -403,6 +408,8 @@ impl Sender {
         if ack < self.snd_una || ack > self.snd_nxt {
             return; // old or impossible ACK
         }
+        // `tcp_replace_ts_recent`: ACKs come in order, each at the left edge.
+        self.ts_recent = pkt.ts_other;
         // `tcp_ack_update_window`: the receiver's right edge never moves
         // left, and ACKs arrive in order, so the latest is the largest.
         if let Some(end) = pkt.wnd_end() {
@@ -1206,6 +1213,7 @@ impl Sender {
     fn data_packet(&mut self, now: Time, q: u32, new: bool) -> Packet {
         let mut p = Packet::data(self.cfg.flow, q, self.app.payload(q, self.cfg.mss));
         p.ts = ts_clock(now);
+        p.ts_other = self.ts_recent;
         if self.cfg.ecn {
             let ect = self.cc_cfg.ect();
             if new {
@@ -1262,7 +1270,7 @@ impl Sender {
                 p.flags |= flags::PSH;
             }
             payload += p.payload as u64;
-            wire += p.wire_len as u64;
+            wire += p.wire_len() as u64;
             out.push(p);
         }
         self.stats.segs_sent += n as u64;
@@ -1298,7 +1306,7 @@ impl Sender {
         if psh {
             p.flags |= flags::PSH;
         }
-        let (payload, wire) = (p.payload as u64, p.wire_len as u64);
+        let (payload, wire) = (p.payload as u64, p.wire_len() as u64);
         out.push(p);
         self.stats.segs_sent += 1;
         self.stats.segs_retrans += 1;

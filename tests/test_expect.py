@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from ccarena import cli
-from ccarena.expect import check_all, group_table, parse_expectations
+from ccarena.expect import check_all, flows_beside, group_table, parse_expectations
 from ccarena.scenario import ScenarioError
 
 SUMMARY = pd.DataFrame({"jain": [0.8], "utilization": [0.95]})
@@ -87,6 +87,12 @@ def test_beside_keeps_the_flows_that_started_while_that_flow_ran():
     )
     assert o.passed
     assert not check(metric="fct_s", op=">", value=0, group=1, beside=7).passed  # no flow 7
+    # Several runs at once (`by`): each run against its own flow 0; a run
+    # whose flow 0 ran to the end keeps all its flows.
+    two = pd.concat([flows.assign(run="a"), bulk.assign(run="b")])
+    kept = flows_beside(two, 0, by="run")
+    assert sorted(kept[kept["run"] == "a"]["flow"]) == [0, 1, 2]
+    assert sorted(kept[kept["run"] == "b"]["flow"]) == [0, 1, 2, 3, 4]
 
 
 def test_unknown_metric_fails_naming_columns():

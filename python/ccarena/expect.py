@@ -368,21 +368,24 @@ class Outcome:
         return max(self.checks, key=badness)
 
 
-def flows_beside(flows: pd.DataFrame, flow: int) -> pd.DataFrame:
+def flows_beside(flows: pd.DataFrame, flow: int, by: str | None = None) -> pd.DataFrame:
     """The rows of ``flows`` that started before flow ``flow`` finished (its
     ``start_s`` + ``fct_s``; without an FCT it ran to the end), and that flow
-    itself; empty if there is no such flow."""
+    itself; empty if there is no such flow. ``by`` names the column that
+    tells several runs' flows apart (``run``): each run against its own
+    flow ``flow``."""
     mine = flows[flows["flow"] == flow]
-    if mine.empty:
-        return mine
-    fct = float(mine["fct_s"].iloc[0])
-    end = float(mine["start_s"].iloc[0]) + fct if not math.isnan(fct) else math.inf
-    return flows[(flows["flow"] == flow) | (flows["start_s"] < end)]
+    end = mine["start_s"] + mine["fct_s"].fillna(math.inf)
+    if by is None:
+        limit: Any = float(end.iloc[0]) if len(end) else -math.inf
+    else:
+        limit = flows[by].map(dict(zip(mine[by], end, strict=True)))  # NaN: no such flow
+    return flows[(flows["flow"] == flow) | (flows["start_s"] < limit)]
 
 
 def check_run(e: Expectation, summary: pd.DataFrame, flows: pd.DataFrame) -> Check:
     """Check one expectation against one run's summary and flows tables."""
-    if e.beside is not None and e.scope != "run":
+    if e.beside is not None:  # parsed only with scope "flow" or "group"
         flows = flows_beside(flows, e.beside)
         if flows.empty:
             return Check(False, None, f"no flow {e.beside}")

@@ -26,9 +26,7 @@ use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::sched::EventQueue;
 use crate::tcp::delack::Jiffies;
-use crate::tcp::rcvbuf::RcvWindow;
 use crate::tcp::receiver::{AckOptions, EcnEcho, Receiver};
-use crate::tcp::rtt::ts_clock;
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::units::{Dur, Time};
 use std::sync::Arc;
@@ -196,10 +194,6 @@ impl<'a, T: Taps> World<'a, T> {
                 init_cwnd: f.init_cwnd,
                 pacing: f.pacing.clone(),
                 rwnd_segs: f.rwnd.map(|b| ((b.0 / f.mss as u64) as u32).max(1)),
-                synack_wnd_segs: sc
-                    .hosts
-                    .advertised_window
-                    .then(|| RcvWindow::new(f.mss, f.rwnd.map(|b| b.0)).window_segs()),
                 ecn: f.ecn,
                 cc_seed: Rng::stream(sc.seed, &format!("flow{i}.cc")).next_u64(),
                 tso_defer: sc.hosts.tso_defer,
@@ -623,9 +617,7 @@ impl<'a, T: Taps> World<'a, T> {
         self.capture.receiver_receives(now, &p, &f.app);
         match p.kind {
             Kind::Syn => {
-                f.receiver.on_syn(now);
-                let mut reply = Packet::control(i, Kind::SynAck);
-                reply.ts_other = ts_clock(now) as u16;
+                let reply = f.receiver.on_syn(now);
                 self.send_reverse(now, i, reply);
             }
             Kind::Data => {

@@ -106,8 +106,7 @@ def _beside_large(exp: Any) -> pd.DataFrame:
     (flow 0) ran, per run: the ones the paper's medium-flow FCTs measure.
     A 60 s run outlives a 30 MB flow at 20 Mbit/s by 45 s, and the flows
     after it run alone (``expect.flows_beside``; findings use ``beside = 0``)."""
-    f = exp.flows
-    kept = pd.concat([flows_beside(g, 0) for _, g in f.groupby("run", sort=False)])
+    kept = flows_beside(exp.flows, 0, by="run")
     return kept[kept["group"] == 1]
 
 

@@ -93,12 +93,6 @@ impl RcvWindow {
         self.clamp
     }
 
-    /// `rcv_ssthresh` in whole segments: at the start, the window the
-    /// SYN-ACK offers (`tcp_select_initial_window`).
-    pub fn window_segs(&self) -> u32 {
-        (self.rcv_ssthresh / self.mss) as u32
-    }
-
     /// `tcp_grow_window` for a new segment of `len` bytes, in order or out
     /// of order; the buffer holds `held()` segments (`tcp_space`), at least
     /// `at_least`: `held` is asked only while that leaves room, so the

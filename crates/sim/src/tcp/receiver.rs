@@ -10,7 +10,7 @@
 use super::delack::{DelayedAck, Jiffies};
 use super::rcvbuf::RcvWindow;
 use super::rtt::ts_clock;
-use crate::packet::{flags, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
+use crate::packet::{flags, Ecn, Kind, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::units::{Dur, Time};
 
 /// How the receiver reports CE marks.
@@ -154,20 +154,6 @@ impl Receiver {
             rcv_rtt_us8: 0,
             rcv_rtt_last_tsecr: 0,
         }
-        .with_synack_window()
-    }
-
-    /// The SYN-ACK's window (`tcp_select_initial_window`: 64 KB in whole
-    /// segments, at most the clamp), the first right edge.
-    fn with_synack_window(mut self) -> Self {
-        self.right_edge = self.initial_window_segs();
-        self
-    }
-
-    /// The window the SYN-ACK advertises, in segments; the sender's first
-    /// `snd_wnd`.
-    pub fn initial_window_segs(&self) -> u32 {
-        self.window.window_segs()
     }
 
     /// `tcp_grow_window` for a new segment: a quick ACK if the window grew
@@ -195,8 +181,14 @@ impl Receiver {
     }
 
     /// The SYN arrived and the SYN-ACK leaves now.
-    pub fn on_syn(&mut self, now: Time) {
+    /// A SYN arrived: the SYN-ACK to send, stamped as `stamp` stamps an
+    /// ACK (its window is `tcp_select_initial_window`'s 64 KB in whole
+    /// segments, at most the clamp: `rcv_ssthresh` before any data).
+    pub fn on_syn(&mut self, now: Time) -> Packet {
         self.synack_at = Some(now);
+        let mut p = Packet::control(self.flow, Kind::SynAck);
+        self.stamp(now, &mut p);
+        p
     }
 
     /// When `on_timer` must next be called: the delayed-ACK or the
@@ -502,6 +494,20 @@ impl Receiver {
         !held
     }
 
+    /// What every segment the receiver sends carries for the switches that
+    /// are on: its TSval (`rcv_rtt_timestamps`: the sender echoes it for
+    /// `rcv_rtt_measure_ts`) and its window (`advertised_window`).
+    fn stamp(&mut self, now: Time, p: &mut Packet) {
+        if self.opts.rcv_rtt_ts {
+            p.ts_other = ts_clock(now) as u16;
+        }
+        if self.opts.advertise {
+            let edge = self.select_window();
+            p.wnd = (edge - self.rcv_nxt).min(u32::from(u16::MAX)) as u16;
+            p.flags |= flags::WND;
+        }
+    }
+
     fn make_ack(&mut self, now: Time) -> Packet {
         // `tcp_event_ack_sent`: any ACK sends what was held back.
         self.compressed = 0;
@@ -529,12 +535,7 @@ impl Receiver {
         }
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n]);
         ack.ts = self.ts_recent;
-        ack.ts_other = ts_clock(now) as u16;
-        if self.opts.advertise {
-            let edge = self.select_window();
-            ack.wnd = (edge - self.rcv_nxt).min(u32::from(u16::MAX)) as u16;
-            ack.flags |= flags::WND;
-        }
+        self.stamp(now, &mut ack);
         if self.ece {
             ack.flags |= flags::ECE;
         }
@@ -675,6 +676,24 @@ mod tests {
     /// A receiver past quick-ACK mode whose handshake took `rtt`, with
     /// segments 0..10 received and ACKed and its window at its clamp (the
     /// steady state).
+    fn steady(rtt: Dur) -> Receiver {
+        steady_with(rtt, AckOptions::default())
+    }
+
+    fn steady_with(rtt: Dur, opts: AckOptions) -> Receiver {
+        let mut r = Receiver::new(0, EcnEcho::Rfc3168, opts, 1448, None);
+        r.on_syn(Time::ZERO);
+        let t0 = Time::ZERO + rtt;
+        for q in 0..10 {
+            r.on_data(t0, &data(q));
+        }
+        while r.window.grow(1448, 0, || 0) {}
+        r.quick = 0;
+        r.on_timer(t0 + DELACK_TIMEOUT);
+        assert_eq!(r.rcv_nxt, 10);
+        r
+    }
+
     #[test]
     fn the_advertised_right_edge_stops_behind_a_hole_and_never_moves_left() {
         let opts = AckOptions {
@@ -714,24 +733,6 @@ mod tests {
         let a = off.on_data(Time(50_000_000), &data(10))[1]
             .or(off.on_data(Time(50_000_000), &data(11))[1]);
         assert_eq!(a.expect("ACKed").wnd_end(), None);
-    }
-
-    fn steady(rtt: Dur) -> Receiver {
-        steady_with(rtt, AckOptions::default())
-    }
-
-    fn steady_with(rtt: Dur, opts: AckOptions) -> Receiver {
-        let mut r = Receiver::new(0, EcnEcho::Rfc3168, opts, 1448, None);
-        r.on_syn(Time::ZERO);
-        let t0 = Time::ZERO + rtt;
-        for q in 0..10 {
-            r.on_data(t0, &data(q));
-        }
-        while r.window.grow(1448, 0, || 0) {}
-        r.quick = 0;
-        r.on_timer(t0 + DELACK_TIMEOUT);
-        assert_eq!(r.rcv_nxt, 10);
-        r
     }
 
     #[test]

@@ -62,9 +62,6 @@ pub struct SenderConfig {
     pub pacing: Pacing,
     /// Receive window in segments (`None` = unlimited).
     pub rwnd_segs: Option<u32>,
-    /// The SYN-ACK's advertised window in segments, when ACKs advertise
-    /// windows (`[hosts] advertised_window`); `None`: no advertised window.
-    pub synack_wnd_segs: Option<u32>,
     pub ecn: bool,
     /// Seed for the congestion control's random stream.
     pub cc_seed: u64,
@@ -137,11 +134,12 @@ pub struct Sender {
     // Sequence space, in segments.
     snd_una: u32,
     snd_nxt: u32,
-    /// The receiver's advertised right edge (`tcp_wnd_end`: `snd_una +
-    /// snd_wnd`), from the SYN-ACK, then the latest ACK; `u32::MAX`
-    /// without advertised windows.
-    wnd_end: u32,
-    /// The largest window advertised so far, segments (`max_window`).
+    /// The receiver's advertised right edge (`snd_una + snd_wnd`), from
+    /// the SYN-ACK, then the latest ACK; `None` without advertised windows
+    /// (`[hosts] advertised_window`).
+    adv_end: Option<u32>,
+    /// The largest window advertised so far, segments (`max_window`); 0
+    /// before any.
     max_wnd: u32,
     /// `ts_recent`: the TSval of the latest ACK (or the SYN-ACK), low 16
     /// bits, echoed as every data segment's TSecr (`Packet::ts_other`).
@@ -195,7 +193,6 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(cfg: SenderConfig, cc_cfg: CcConfig, app: App) -> Sender {
-        let synack_wnd = cfg.synack_wnd_segs.unwrap_or(u32::MAX);
         let total_segs = app.total_segments(cfg.mss);
         let push = PushMarks::new(cfg.push_marks);
         Sender {
@@ -209,8 +206,8 @@ impl Sender {
             lsndtime: Time::ZERO,
             snd_una: 0,
             snd_nxt: 0,
-            wnd_end: synack_wnd,
-            max_wnd: synack_wnd,
+            adv_end: None,
+            max_wnd: 0,
             ts_recent: 0,
             sb: Scoreboard::default(),
             sacked: SackRanges::default(),
@@ -367,7 +364,7 @@ impl Sender {
     pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>) {
         match (pkt.kind, self.phase) {
             (Kind::SynAck, Phase::SynSent { at, tries }) => {
-                self.ts_recent = pkt.ts_other;
+                self.take_echo_and_window(pkt);
                 // Karn: only an unretransmitted SYN gives an RTT sample.
                 if tries == 0 {
                     let rtt_us = now.since(at).us().max(1);
@@ -408,14 +405,7 @@ impl Sender {
         if ack < self.snd_una || ack > self.snd_nxt {
             return; // old or impossible ACK
         }
-        // `tcp_replace_ts_recent`: ACKs come in order, each at the left edge.
-        self.ts_recent = pkt.ts_other;
-        // `tcp_ack_update_window`: the receiver's right edge never moves
-        // left, and ACKs arrive in order, so the latest is the largest.
-        if let Some(end) = pkt.wnd_end() {
-            self.wnd_end = self.wnd_end.max(end);
-            self.max_wnd = self.max_wnd.max(u32::from(pkt.wnd));
-        }
+        self.take_echo_and_window(pkt);
         let prior_in_flight = self.in_flight();
         let prior_delivered = self.rate.delivered;
         let prior_lost = self.lost_total;
@@ -946,20 +936,38 @@ impl Sender {
         written.saturating_sub(self.snd_nxt).min(self.send_window())
     }
 
-    /// New segments the receive window still allows (`tcp_wnd_end` -
-    /// `snd_nxt`, `tcp_snd_wnd_test`): up to the advertised right edge, and
-    /// within a fixed `rwnd` of `snd_una`; unlimited with neither.
+    /// What the SYN-ACK and every ACK carry for the sender: the TSval it
+    /// echoes as its data's TSecr (`tcp_replace_ts_recent`: segments come
+    /// in order, each at the left edge) and the receiver's window
+    /// (`tcp_ack_update_window`: its right edge never moves left and ACKs
+    /// arrive in order, so the latest edge is the largest).
+    fn take_echo_and_window(&mut self, pkt: &Packet) {
+        self.ts_recent = pkt.ts_other;
+        if let Some(end) = pkt.wnd_end() {
+            self.adv_end = Some(self.adv_end.map_or(end, |e| e.max(end)));
+            self.max_wnd = self.max_wnd.max(u32::from(pkt.wnd));
+        }
+    }
+
+    /// `tcp_wnd_end`: the last segment the receive window allows, the
+    /// advertised right edge and a fixed `rwnd` beyond `snd_una`, whichever
+    /// is first; unlimited with neither.
+    fn wnd_end(&self) -> u32 {
+        let fixed = self
+            .cfg
+            .rwnd_segs
+            .map_or(u32::MAX, |w| self.snd_una.saturating_add(w));
+        fixed.min(self.adv_end.unwrap_or(u32::MAX))
+    }
+
+    /// New segments the receive window still allows (`tcp_snd_wnd_test`).
     fn send_window(&self) -> u32 {
-        let fixed = self.cfg.rwnd_segs.map_or(u32::MAX, |w| {
-            (self.snd_una + w).saturating_sub(self.snd_nxt)
-        });
-        fixed.min(self.wnd_end.saturating_sub(self.snd_nxt))
+        self.wnd_end().saturating_sub(self.snd_nxt)
     }
 
     /// The window the receiver offers, in segments (`snd_wnd`).
     fn snd_wnd(&self) -> u32 {
-        let adv = self.wnd_end.saturating_sub(self.snd_una);
-        self.cfg.rwnd_segs.map_or(adv, |w| w.min(adv))
+        self.wnd_end().saturating_sub(self.snd_una)
     }
 
     /// The earliest time the next packet may leave (EDT and fq maxrate).
@@ -1005,7 +1013,12 @@ impl Sender {
     fn size_goal(&self) -> u32 {
         let mss = self.cfg.mss as u64;
         let mut bytes = GSO_MAX_SIZE - 1 - MAX_TCP_HEADER;
-        let max_window = self.cfg.rwnd_segs.unwrap_or(u32::MAX).min(self.max_wnd);
+        let advertised = if self.max_wnd > 0 {
+            self.max_wnd
+        } else {
+            u32::MAX
+        };
+        let max_window = self.cfg.rwnd_segs.unwrap_or(u32::MAX).min(advertised);
         if max_window != u32::MAX {
             bytes = bytes.min((max_window as u64 * mss / 2).max(mss));
         }
@@ -1339,7 +1352,6 @@ mod tests {
                 max_rate: None,
             },
             rwnd_segs: None,
-            synack_wnd_segs: None,
             ecn,
             cc_seed: 1,
             tso_defer,

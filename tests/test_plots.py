@@ -73,3 +73,35 @@ def test_plot_run_from_results(tmp_path: Path):
     out = plot_run(r)
     assert out == tmp_path / "timeseries.png"
     assert r.figure == out
+
+
+def test_many_flows_drawn_as_group_mean_and_spread(tmp_path: Path):
+    """Above 64 flows the run figure draws each group's mean goodput per flow
+    (and its p10-p90 band), not a line per flow."""
+    from matplotlib.figure import Figure
+
+    from ccarena.plots.timeseries import _plot_group_spread
+
+    samples, queue, flows = _frames(200)
+    samples["group"] = (samples["flow"] >= 100).astype(int)
+    assert plot_timeseries(samples, queue, tmp_path / "many.png", flows=flows).is_file()
+    ax = Figure().subplots()
+    _plot_group_spread(ax, samples, flows)
+    assert len(ax.lines) == 2  # one mean line per group
+    for g, line in enumerate(ax.lines):
+        want = samples[samples["group"] == g].groupby("time_s")["goodput_mbps"].mean()
+        np.testing.assert_allclose(line.get_ydata(), want.to_numpy())
+        assert "100 flows" in line.get_label()
+
+
+def test_panels_many_flows(tmp_path: Path):
+    """100 flows (drawn as one line collection per panel): every flow's
+    samples are drawn and tabled."""
+    from ccarena.plots import plot_panels
+
+    samples, queue, flows = _frames(100)
+    samples["cwnd_pkts"] = samples["goodput_mbps"] * 2
+    drawn = plot_panels(samples, queue, tmp_path / "p.png", flows=flows)
+    assert drawn.png.read_bytes().startswith(PNG_MAGIC) and drawn.svg.is_file()
+    per_flow = drawn.data[drawn.data["flow"] != "queue"]
+    assert per_flow["flow"].nunique() == 100 and len(per_flow) == len(samples)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 if TYPE_CHECKING:
@@ -18,6 +19,10 @@ __all__ = ["FIGURE_NAME", "flow_label", "plot_panels", "plot_run", "plot_timeser
 
 FIGURE_NAME = "timeseries.png"
 _MAX_LEGEND = 16
+# Above this many flows the run figure draws each flow group's mean goodput
+# per flow and its spread (p10-p90) instead of one line per flow: thousands
+# of lines are unreadable and cost seconds to draw.
+_MAX_LINES = 64
 
 
 def per_link(queue: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -37,18 +42,31 @@ def _fmt_ms(v: float) -> str:
 
 def flow_label(flow: int, flows: pd.DataFrame | None) -> str:
     """``"flow 0 · cubic · 20 ms"`` from the flows table, or ``"flow 0"``."""
-    if flows is None or "flow" not in flows:
-        return f"flow {flow}"
-    row = flows.loc[flows["flow"] == flow]
-    if row.empty:
-        return f"flow {flow}"
-    r = row.iloc[0]
-    parts = [f"flow {flow}"]
-    if "cc" in r:
-        parts.append(str(r["cc"]))
-    if "rtt_ms" in r:
-        parts.append(_fmt_ms(round(float(r["rtt_ms"]), 3)))
-    return " · ".join(parts)
+    return flow_labels(flows).get(flow, f"flow {flow}")
+
+
+def flow_labels(flows: pd.DataFrame | None) -> dict[int, str]:
+    """Every flow's ``flow_label``, from one pass over the flows table."""
+    if flows is None or "flow" not in flows or not len(flows):
+        return {}
+    first = flows.drop_duplicates("flow")
+    parts = [[f"flow {int(f)}"] for f in first["flow"]]
+    if "cc" in first:
+        for p, cc in zip(parts, first["cc"], strict=True):
+            p.append(str(cc))
+    if "rtt_ms" in first:
+        for p, rtt in zip(parts, first["rtt_ms"], strict=True):
+            p.append(_fmt_ms(round(float(rtt), 3)))
+    return {int(f): " · ".join(p) for f, p in zip(first["flow"], parts, strict=True)}
+
+
+def per_flow(samples: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
+    """Each flow's sample rows in time order, from one grouping of the table
+    (not a mask per flow, which costs the table's length once per flow)."""
+    if not len(samples):
+        return []
+    ordered = samples.sort_values(["flow", "time_s"], kind="stable")
+    return [(int(f), s) for f, s in ordered.groupby("flow", sort=True)]
 
 
 def group_label(group: int, flows: pd.DataFrame | None, group_of: dict) -> str:
@@ -93,9 +111,12 @@ def plot_timeseries(
     ax_gp, ax_q = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
 
     ids = sorted(samples["flow"].unique()) if len(samples) else []
-    for flow in ids:
-        s = samples.loc[samples["flow"] == flow].sort_values("time_s")
-        ax_gp.plot(s["time_s"], s["goodput_mbps"], linewidth=1.2, label=flow_label(int(flow), flows))
+    if len(ids) > _MAX_LINES:
+        _plot_group_spread(ax_gp, samples, flows)
+    else:
+        labels = flow_labels(flows)
+        for flow, s in per_flow(samples):
+            ax_gp.plot(s["time_s"], s["goodput_mbps"], linewidth=1.2, label=labels.get(flow, f"flow {flow}"))
     ax_gp.set_ylabel("goodput (Mbit/s)")
     ax_gp.set_ylim(bottom=0)
     ax_gp.grid(True, alpha=0.3)
@@ -147,6 +168,30 @@ def plot_timeseries(
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", metadata={"Software": None})
     return path
+
+
+def _plot_group_spread(ax, samples: pd.DataFrame, flows: pd.DataFrame | None) -> None:
+    """Per flow group (all flows as one without a ``group`` column): the mean
+    goodput of its flows at each sample time, and the band from the 10th to
+    the 90th percentile across them."""
+    df = samples if "group" in samples else samples.assign(group=0)
+    grouped = df.groupby(["group", "time_s"], sort=True)["goodput_mbps"]
+    stats = pd.DataFrame(
+        {"mean": grouped.mean(), "p10": grouped.quantile(0.1), "p90": grouped.quantile(0.9)}
+    ).reset_index()
+    group_of = dict(zip(df["flow"], df["group"], strict=False))
+    for g, st in stats.groupby("group", sort=True):
+        label = group_label(g, flows, group_of) if "group" in samples else f"{len(group_of)} flows"
+        (line,) = ax.plot(st["time_s"], st["mean"], linewidth=1.2, label=f"{label}: mean per flow")
+        ax.fill_between(
+            st["time_s"],
+            st["p10"],
+            st["p90"],
+            color=line.get_color(),
+            alpha=0.2,
+            linewidth=0,
+            label="p10-p90 across its flows",
+        )
 
 
 def _subtitle(results: Results) -> str:
@@ -281,23 +326,32 @@ def plot_panels(
     group_of = dict(zip(samples["flow"], samples["group"], strict=False)) if by_group else {}
     groups = sorted(set(group_of.values())) if by_group else []
     palette = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink"]
+    flow_rows = per_flow(samples) if metrics else []
+    labels = flow_labels(flows) if not (many or by_group) else {}
     for ax, m in zip(axes, metrics, strict=False):
         # byte counts in kB or MB: no "1e6" offset above the axis
         div, unit = 1.0, ""
         if m.endswith("_bytes") and len(samples):
             top = float(samples[m].max())
             div, unit = (1e6, "MB") if top >= 1e6 else (1e3, "kB") if top >= 1e3 else (1.0, "")
-        for flow in ids:
-            s = samples.loc[samples["flow"] == flow].sort_values("time_s")
-            color = palette[groups.index(group_of[flow]) % len(palette)] if by_group else None
-            ax.plot(
-                s["time_s"],
-                s[m] / div,
-                linewidth=0.8 if many else 1.2,
-                alpha=0.6 if many else 1.0,
-                color=color,
-                label=None if many or by_group else flow_label(int(flow), flows),
-            )
+        colors = [
+            palette[groups.index(group_of[flow]) % len(palette)] if by_group else f"C{i % 10}"
+            for i, (flow, _) in enumerate(flow_rows)
+        ]
+        if many:
+            # one collection, not a line object per flow (thousands cost seconds)
+            segs = [np.column_stack((s["time_s"], s[m] / div)) for _, s in flow_rows]
+            ax.add_collection(LineCollection(segs, colors=colors, linewidths=0.8, alpha=0.6))
+            ax.autoscale_view()
+        else:
+            for (flow, s), color in zip(flow_rows, colors, strict=True):
+                ax.plot(
+                    s["time_s"],
+                    s[m] / div,
+                    linewidth=1.2,
+                    color=color,
+                    label=None if by_group else labels.get(flow, f"flow {flow}"),
+                )
         ax.set_ylabel(metric_label(m).replace("(bytes)", f"({unit})") if unit else metric_label(m))
         ax.set_ylim(bottom=0)
         top = float(samples[m].max()) / div if len(samples) else float("nan")

@@ -30,17 +30,18 @@ pub struct HostsSpec {
     /// within it (`tcp_select_window`, `tcp_snd_wnd_test`), as Linux does:
     /// while a hole holds the cumulative ACK, out-of-order data takes the
     /// receive buffer's room and the right edge stops moving. Off by
-    /// default until the receiver's RTT estimate sees queueing, as Linux's
-    /// `tcp_rcv_rtt_measure_ts` does (the window's DRS uses the handshake's
-    /// RTT, so with a deep queue the window would hold senders back that
-    /// the kernel does not: docs/model.md). `false`: only a fixed `rwnd`
-    /// limits.
+    /// default: on, the conformance matrix agrees less in some cells and
+    /// more in others (docs/model.md, "The advertised window"). Without
+    /// `rcv_rtt_timestamps` (DRS on the handshake's RTT) a deep queue would
+    /// make the window hold back senders the kernel does not. `false`: only
+    /// a fixed `rwnd` limits.
     pub advertised_window: bool,
     /// The receiver's RTT, which DRS measures its rounds by, from RFC 7323
-    /// timestamps (`tcp_rcv_rtt_measure_ts`: a sample per new TSecr,
-    /// smoothed by 1/8), as Linux does: it sees the queue. Off by default
-    /// (the handshake's RTT): on, the conformance matrix agrees less
-    /// (docs/model.md), which is not yet explained.
+    /// timestamps as Linux 6.16+ keeps it (`tcp_rcv_rtt_measure_ts`,
+    /// `tcp_rcv_rtt_update`: a sample per new TSecr; a smaller one latches,
+    /// a larger one moves the estimate by 1/8): it sees the queue. On by
+    /// default (model version 16); `false`: the handshake's RTT (the model
+    /// before).
     pub rcv_rtt_timestamps: bool,
     /// RFC 7323 timestamps give an RTT sample on an ACK of retransmitted
     /// data that has no timed one (`tcp_ack_update_rtt`), as Linux does;
@@ -76,7 +77,7 @@ impl Default for HostsSpec {
             push_acks: true,
             window_acks: true,
             advertised_window: false,
-            rcv_rtt_timestamps: false,
+            rcv_rtt_timestamps: true,
             timestamps: true,
             delack: true,
             hz: 250,

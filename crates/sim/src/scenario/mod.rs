@@ -384,7 +384,11 @@ const MAX_FLOWS: usize = 100_000;
 /// 15: a flow's `stop` ends the application's writes, and what it wrote
 ///    (TCP's send buffer, `tcp::push`'s writer) is still sent; before, the
 ///    flow sent nothing new after it.
-pub const MODEL_VERSION: u32 = 15;
+/// 16: the receiver's RTT, which its window's DRS measures rounds by, from
+///    timestamps as Linux 6.16+ keeps it (`[hosts] rcv_rtt_timestamps` on
+///    by default; a smaller sample latches, a larger one moves it by 1/8),
+///    not the handshake's: it sees the queue.
+pub const MODEL_VERSION: u32 = 16;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

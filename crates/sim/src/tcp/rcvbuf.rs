@@ -24,14 +24,14 @@
 //! (Linux 6.18): a window of twice the bytes read in the last RTT, plus
 //! twice its relative growth over the RTT before (slow start), plus the
 //! out-of-order span; the buffer and the clamp are the same quantity at one
-//! scaling ratio, so the clamp is that window. The receiver's RTT is its
-//! handshake's by default; with `[hosts] rcv_rtt_timestamps` it is Linux's
-//! `rcv_rtt_est` from timestamps (`Receiver::rcv_rtt_measure_ts`), which
-//! sees the queue. With `[hosts] advertised_window` every ACK advertises
+//! scaling ratio, so the clamp is that window. The receiver's RTT is
+//! Linux's `rcv_rtt_est` from timestamps (`Receiver::rcv_rtt_measure_ts`),
+//! which sees the queue (`[hosts] rcv_rtt_timestamps`, on by default;
+//! off: the handshake's). With `[hosts] advertised_window` every ACK advertises
 //! the window (`Receiver::select_window`: this room in whole segments, its
 //! right edge never moving left) and the sender keeps within it: in slow
 //! start the window stays ahead of the cwnd, but behind a hole the
-//! out-of-order data takes the room and the right edge stops. Both are off
+//! out-of-order data takes the room and the right edge stops. It is off
 //! by default (docs/model.md). A flow's `rwnd` is a locked buffer
 //! (`SO_RCVBUF`): no DRS, its value the clamp.
 

@@ -230,9 +230,15 @@ impl Receiver {
 
     /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a TSecr not
     /// used before gives a sample, now less the TSval the receiver put on
-    /// the ACK that segment answers (whole ms; 0 ms gives none), smoothed
-    /// by 1/8 (`tcp_rcv_rtt_update` with timestamps). Unlike the
+    /// the ACK that segment answers (whole ms; 0 ms gives none: Linux 6.16,
+    /// "tcp: remove zero TCP TS samples for autotuning"). Unlike the
     /// handshake's RTT, it sees the queue the data waited in.
+    /// `tcp_rcv_rtt_update` as Linux 6.16 has it ("tcp: always seek for
+    /// minimal rtt in tcp_rcv_rtt_update()"): a sample below the estimate
+    /// replaces it at once; a larger one moves it by 1/8, and only while
+    /// the receive queue is empty ("tcp: skip big rtt sample if receive
+    /// queue is not empty"), which it always is here: the application
+    /// reads each in-order segment as it arrives.
     fn rcv_rtt_measure_ts(&mut self, now: Time, pkt: &Packet) {
         let tsecr = pkt.ts_other;
         if tsecr == 0 || tsecr == self.rcv_rtt_last_tsecr {
@@ -247,10 +253,11 @@ impl Receiver {
             return;
         }
         let sample = u64::from(delta_ms) * 1000;
-        self.rcv_rtt_us8 = if self.rcv_rtt_us8 == 0 {
+        let old = self.rcv_rtt_us8;
+        self.rcv_rtt_us8 = if old == 0 || sample << 3 < old {
             sample << 3
         } else {
-            self.rcv_rtt_us8 - (self.rcv_rtt_us8 >> 3) + sample
+            old - (old >> 3) + sample
         };
     }
 
@@ -733,6 +740,53 @@ mod tests {
         let a = off.on_data(Time(50_000_000), &data(10))[1]
             .or(off.on_data(Time(50_000_000), &data(11))[1]);
         assert_eq!(a.expect("ACKed").wnd_end(), None);
+    }
+
+    #[test]
+    fn the_timestamp_rtt_falls_at_once_and_rises_by_an_eighth() {
+        // `tcp_rcv_rtt_update` since Linux 6.16: a smaller sample latches,
+        // a larger one moves the estimate by 1/8; 0 ms gives no sample.
+        let opts = AckOptions {
+            rcv_rtt_ts: true,
+            ..AckOptions::default()
+        };
+        let mut r = steady_with(Dur::from_ms(10), opts);
+        assert_eq!(
+            r.drs_rtt(),
+            Some(Dur::from_ms(10)),
+            "the handshake's until a sample"
+        );
+        // A segment echoing the TSval of `ms_ago` ms before `at_ms` (ts_clock
+        // counts ms from 1).
+        let mut seq = 10;
+        let mut feed = |r: &mut Receiver, at_ms: u64, ms_ago: u32, payload: u16| {
+            let now = Time(at_ms * 1_000_000);
+            let mut p = data(seq);
+            p.payload = payload;
+            p.ts_other = (ts_clock(now) - ms_ago) as u16;
+            seq += 1;
+            r.on_data(now, &p);
+            r.drs_rtt().unwrap().us()
+        };
+        assert_eq!(feed(&mut r, 100, 40, 1448), 40_000, "the first sample");
+        assert_eq!(feed(&mut r, 101, 40, 1448), 40_000);
+        assert_eq!(feed(&mut r, 110, 20, 1448), 20_000, "a smaller one latches");
+        assert_eq!(
+            feed(&mut r, 111, 40, 1448),
+            22_500,
+            "a larger one moves it by 1/8"
+        );
+        assert_eq!(
+            feed(&mut r, 111, 40, 1448),
+            22_500,
+            "the same TSecr: no sample"
+        );
+        assert_eq!(feed(&mut r, 120, 0, 1448), 22_500, "0 ms: no sample");
+        assert_eq!(
+            feed(&mut r, 130, 5, 1000),
+            22_500,
+            "not full-sized: no sample"
+        );
     }
 
     #[test]

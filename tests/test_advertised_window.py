@@ -33,10 +33,12 @@ BBQ_PAIR = {
 
 
 def _held_back(out: Path, **switches: bool) -> float:
-    """The 300 ms flow's segments in flight over its window, 8.5-12 s."""
+    """The 300 ms flow's segments in flight over its window, 8.5-12 s, while
+    in STARTUP (whose window nothing but the receiver's holds back; DRAIN,
+    which may begin before 12 s, empties the pipe by design)."""
     r = ccarena.run(BBQ_PAIR, out=out, **switches)
     s = r.samples
-    late = s[(s["flow"] == 1) & (s["time_s"] >= 8.5) & (s["time_s"] <= 12)]
+    late = s[(s["flow"] == 1) & (s["time_s"] >= 8.5) & (s["time_s"] <= 12) & (s["bbr_mode"] == "STARTUP")]
     return float(late["inflight_pkts"].mean() / late["cwnd_pkts"].mean())
 
 

@@ -97,6 +97,10 @@ struct FlowRt {
     successor: Option<(u32, Dur)>,
     /// What its reverse path adds to its own delay (`Network::reverse_path_delay`).
     route_delay: Dur,
+    /// Its sender's host (`FlowSpec::host`), stamped on every data packet
+    /// for per-host queueing: kept here, beside the state a send touches,
+    /// not read from the scenario's flow spec on each send.
+    src_host: u16,
 }
 
 /// A flow's pending timer events: the deadline of the one event each of its
@@ -242,6 +246,7 @@ impl<'a, T: Taps> World<'a, T> {
                 started: false,
                 successor: None,
                 route_delay,
+                src_host: f.host as u16,
             });
         }
         for f in &sc.flows {
@@ -501,7 +506,7 @@ impl<'a, T: Taps> World<'a, T> {
         let f = &mut self.flows[i as usize];
         // Hosts for per-host queueing (CAKE): the sender's host, and one
         // receiver host per flow (ids folded into 16 bits).
-        let src_host = self.sc.flows[i as usize].host as u16;
+        let src_host = f.src_host;
         for mut p in out.drain(..) {
             p.src_host = src_host;
             p.dst_host = i as u16;

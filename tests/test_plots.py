@@ -95,13 +95,18 @@ def test_many_flows_drawn_as_group_mean_and_spread(tmp_path: Path):
 
 
 def test_panels_many_flows(tmp_path: Path):
-    """100 flows (drawn as one line collection per panel): every flow's
-    samples are drawn and tabled."""
+    """100 flows: each panel draws them as one line collection holding a
+    line per flow (read back from the SVG), and every sample is tabled."""
+    import re
+
     from ccarena.plots import plot_panels
 
     samples, queue, flows = _frames(100)
     samples["cwnd_pkts"] = samples["goodput_mbps"] * 2
     drawn = plot_panels(samples, queue, tmp_path / "p.png", flows=flows)
-    assert drawn.png.read_bytes().startswith(PNG_MAGIC) and drawn.svg.is_file()
+    assert drawn.png.read_bytes().startswith(PNG_MAGIC)
+    svg = drawn.svg.read_text()
+    groups = re.findall(r'<g id="LineCollection_\d+">(.*?)</g>', svg, flags=re.S)
+    assert [g.count("<path") for g in groups] == [100, 100]  # goodput and cwnd panels
     per_flow = drawn.data[drawn.data["flow"] != "queue"]
     assert per_flow["flow"].nunique() == 100 and len(per_flow) == len(samples)

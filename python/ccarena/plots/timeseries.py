@@ -40,24 +40,29 @@ def _fmt_ms(v: float) -> str:
     return f"{v:g} ms" if v == v else "? ms"
 
 
+def _label(row: pd.Series) -> str:
+    parts = [f"flow {int(row['flow'])}"]
+    if "cc" in row:
+        parts.append(str(row["cc"]))
+    if "rtt_ms" in row:
+        parts.append(_fmt_ms(round(float(row["rtt_ms"]), 3)))
+    return " · ".join(parts)
+
+
 def flow_label(flow: int, flows: pd.DataFrame | None) -> str:
     """``"flow 0 · cubic · 20 ms"`` from the flows table, or ``"flow 0"``."""
-    return flow_labels(flows).get(flow, f"flow {flow}")
+    if flows is None or "flow" not in flows:
+        return f"flow {flow}"
+    row = flows.loc[flows["flow"] == flow]
+    return _label(row.iloc[0]) if len(row) else f"flow {flow}"
 
 
 def flow_labels(flows: pd.DataFrame | None) -> dict[int, str]:
-    """Every flow's ``flow_label``, from one pass over the flows table."""
-    if flows is None or "flow" not in flows or not len(flows):
+    """Every flow's ``flow_label``, from one pass over the flows table (a
+    figure of many flows would otherwise scan it once per flow)."""
+    if flows is None or "flow" not in flows:
         return {}
-    first = flows.drop_duplicates("flow")
-    parts = [[f"flow {int(f)}"] for f in first["flow"]]
-    if "cc" in first:
-        for p, cc in zip(parts, first["cc"], strict=True):
-            p.append(str(cc))
-    if "rtt_ms" in first:
-        for p, rtt in zip(parts, first["rtt_ms"], strict=True):
-            p.append(_fmt_ms(round(float(rtt), 3)))
-    return {int(f): " · ".join(p) for f, p in zip(first["flow"], parts, strict=True)}
+    return {int(r["flow"]): _label(r) for _, r in flows.drop_duplicates("flow").iterrows()}
 
 
 def per_flow(samples: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
@@ -328,16 +333,16 @@ def plot_panels(
     palette = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink"]
     flow_rows = per_flow(samples) if metrics else []
     labels = flow_labels(flows) if not (many or by_group) else {}
+    colors = [
+        palette[groups.index(group_of[flow]) % len(palette)] if by_group else f"C{i % 10}"
+        for i, (flow, _) in enumerate(flow_rows)
+    ]
     for ax, m in zip(axes, metrics, strict=False):
         # byte counts in kB or MB: no "1e6" offset above the axis
         div, unit = 1.0, ""
         if m.endswith("_bytes") and len(samples):
             top = float(samples[m].max())
             div, unit = (1e6, "MB") if top >= 1e6 else (1e3, "kB") if top >= 1e3 else (1.0, "")
-        colors = [
-            palette[groups.index(group_of[flow]) % len(palette)] if by_group else f"C{i % 10}"
-            for i, (flow, _) in enumerate(flow_rows)
-        ]
         if many:
             # one collection, not a line object per flow (thousands cost seconds)
             segs = [np.column_stack((s["time_s"], s[m] / div)) for _, s in flow_rows]

@@ -180,7 +180,6 @@ impl Receiver {
         self.rcv_nxt - self.rcv_wup
     }
 
-    /// The SYN arrived and the SYN-ACK leaves now.
     /// A SYN arrived: the SYN-ACK to send, stamped as `stamp` stamps an
     /// ACK (its window is `tcp_select_initial_window`'s 64 KB in whole
     /// segments, at most the clamp: `rcv_ssthresh` before any data).

@@ -1013,14 +1013,9 @@ impl Sender {
     fn size_goal(&self) -> u32 {
         let mss = self.cfg.mss as u64;
         let mut bytes = GSO_MAX_SIZE - 1 - MAX_TCP_HEADER;
-        let advertised = if self.max_wnd > 0 {
-            self.max_wnd
-        } else {
-            u32::MAX
-        };
-        let max_window = self.cfg.rwnd_segs.unwrap_or(u32::MAX).min(advertised);
-        if max_window != u32::MAX {
-            bytes = bytes.min((max_window as u64 * mss / 2).max(mss));
+        let advertised = (self.max_wnd > 0).then_some(self.max_wnd);
+        if let Some(w) = self.cfg.rwnd_segs.into_iter().chain(advertised).min() {
+            bytes = bytes.min((w as u64 * mss / 2).max(mss));
         }
         ((bytes / mss) as u32).max(1)
     }

@@ -9,8 +9,11 @@
 //! and a step down sets ssthresh (`prague_update_cwnd`). It sends ECT(1)
 //! and reads AccECN's count of CE-marked packets (here `delivered_ce`,
 //! which the receiver's per-packet echo gives, as AccECN's counters do).
-//! Pacing at 100% of cwnd/srtt (200% in slow start), bursts of at most
-//! 1/4096 s (`prague_tso_segs`).
+//! Pacing at 100% of cwnd/srtt (200% below half ssthresh) in packets of
+//! the MTU (`tcp_mss_to_mtu`: 1500 bytes for a 1448-byte MSS, so the payload
+//! goes 3.6% faster than cwnd/srtt), bursts of at most 1/4096 s
+//! (`prague_tso_segs`). In alpha mode 0 (the default) alpha starts at 0 and
+//! the first CE mark halves the window instead (`prague_update_cwnd`).
 //!
 //! Left out: the rate mode `prague_cwnd_mode` switches to when the window
 //! falls to 4 MTUs (6000 bytes), and the MSS shrinking of v0.7 for such
@@ -20,6 +23,7 @@ use super::classic::cwnd_limited;
 use super::{
     AckOutcome, CaState, CcInit, CcParams, CcState, CongestionControl, Conn, RateSample, TsoPolicy,
 };
+use crate::packet::IP_TCP_TS_HEADER;
 use crate::units::{Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
@@ -78,7 +82,9 @@ impl CcParams for PragueConfig {
 
 pub struct Prague {
     cfg: PragueConfig,
-    mss: u32,
+    /// `tcp_mss_to_mtu`: the MSS plus the IP and TCP headers with
+    /// timestamps, the packet size Prague's pacing rate counts.
+    mtu: u32,
     cwnd: u32,
     ssthresh: u32,
     /// cwnd << 20.
@@ -107,7 +113,7 @@ impl Prague {
     pub fn new(cfg: &PragueConfig, init: &CcInit) -> Self {
         let mut p = Prague {
             cfg: cfg.clone(),
-            mss: init.mss,
+            mtu: init.mss + IP_TCP_TS_HEADER,
             cwnd: init.init_cwnd,
             ssthresh: u32::MAX,
             frac_cwnd: (init.init_cwnd as u64) << CWND_UNIT,
@@ -124,7 +130,8 @@ impl Prague {
             last_delivered_ce: 0,
             alpha_stamp: init.now,
             cwr_stamp: init.now,
-            saw_ce: cfg.alpha_init_one,
+            // `prague_init`: `!!tp->delivered_ce`, whatever the alpha mode.
+            saw_ce: false,
             in_loss: false,
             pacing: Rate::INF,
             max_burst: 1,
@@ -212,13 +219,13 @@ impl Prague {
     /// below half ssthresh; bursts of 2^-12 s.
     fn update_pacing(&mut self, srtt: Dur, in_flight: u32) {
         let pkts = ((self.frac_cwnd >> CWND_UNIT) as u32).max(in_flight).max(1) as u128;
-        let mut rate = (self.mss as u128 * pkts * 1_000_000_000 / srtt.0.max(1) as u128) as u64;
+        let mut rate = (self.mtu as u128 * pkts * 1_000_000_000 / srtt.0.max(1) as u128) as u64;
         rate = rate.max(MINIMUM_RATE);
         if self.cwnd < self.ssthresh / 2 {
             rate = rate.saturating_mul(2);
         }
         self.pacing = Rate::from_bytes_per_sec(rate.min(u64::MAX / 8));
-        self.max_burst = ((rate / self.mss as u64) >> BURST_SHIFT).max(1) as u32;
+        self.max_burst = ((rate / self.mtu as u64) >> BURST_SHIFT).max(1) as u32;
     }
 }
 
@@ -229,6 +236,11 @@ impl CongestionControl for Prague {
         let ece_delta = conn.delivered_ce.saturating_sub(self.last_delivered_ce);
         self.last_delivered_ce = conn.delivered_ce;
         if ece_delta > 0 {
+            // `prague_update_cwnd`, alpha mode 0: the first CE mark halves
+            // the window (alpha starts at 0, so that CWR cuts nothing).
+            if !self.saw_ce && !self.cfg.alpha_init_one {
+                self.frac_cwnd = (self.frac_cwnd + 1) >> 1;
+            }
             self.saw_ce = true;
         }
         // Only packets that were not CE-marked grow the window.
@@ -242,7 +254,10 @@ impl CongestionControl for Prague {
                 self.frac_cwnd = (cwnd as u64) << CWND_UNIT;
             }
             if acked > 0 {
-                let inc = ((acked * self.ai_ack_increase) << CWND_UNIT) / self.frac_cwnd.max(1);
+                // `DIV64_U64_ROUND_CLOSEST`.
+                let f = self.frac_cwnd.max(1) as u128;
+                let inc = ((((acked * self.ai_ack_increase) as u128) << CWND_UNIT) + f / 2) / f;
+                let inc = inc as u64;
                 self.frac_cwnd += inc.max(acked);
             }
         }
@@ -380,6 +395,35 @@ mod tests {
         p.on_state_change(now, CaState::Open, CaState::Cwr, &c);
         let cut = 1.0 - p.frac_cwnd as f64 / before as f64;
         assert!((cut - a / 2.0).abs() < 1e-3, "cut {cut} for alpha {a}");
+    }
+
+    /// Alpha mode 0: alpha starts at 0, so the first CE mark halves the
+    /// fractional window itself; later marks only feed alpha. Mode 1
+    /// starts alpha at 1 and leaves the window to the CWR cut.
+    #[test]
+    fn the_first_ce_mark_halves_the_window_in_alpha_mode_0() {
+        for (one, after_first) in [(false, 50u64), (true, 100)] {
+            let cfg = PragueConfig {
+                alpha_init_one: one,
+                ..PragueConfig::default()
+            };
+            let mut p = Prague::new(&cfg, &init(Time::ZERO, Some(Dur::from_ms(50))));
+            p.ssthresh = 100;
+            p.cwnd = 100;
+            p.frac_cwnd = 100 << CWND_UNIT;
+            let mut c = conn(100);
+            c.srtt = Some(Dur::from_ms(50));
+            c.delivered = 2;
+            c.delivered_ce = 1;
+            p.on_ack(Time::ZERO + Dur::from_ms(1), &ack(0, 50_000), &c);
+            let pkts = p.frac_cwnd >> CWND_UNIT;
+            assert_eq!(pkts, after_first, "alpha mode {}", one as u8);
+            // A second mark does not halve again.
+            c.delivered = 4;
+            c.delivered_ce = 2;
+            p.on_ack(Time::ZERO + Dur::from_ms(2), &ack(0, 50_000), &c);
+            assert_eq!(p.frac_cwnd >> CWND_UNIT, pkts);
+        }
     }
 
     #[test]

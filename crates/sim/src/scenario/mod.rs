@@ -388,7 +388,10 @@ const MAX_FLOWS: usize = 100_000;
 ///    timestamps as Linux 6.16+ keeps it (`[hosts] rcv_rtt_timestamps` on
 ///    by default; a smaller sample latches, a larger one moves it by 1/8),
 ///    not the handshake's: it sees the queue.
-pub const MODEL_VERSION: u32 = 16;
+/// 17: TCP Prague as v0.7 in three more details (`cc/prague.rs`): in alpha
+///    mode 0 the first CE mark halves the window, the pacing rate counts
+///    MTU-sized packets, and `saw_ce` starts false in either alpha mode.
+pub const MODEL_VERSION: u32 = 17;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

@@ -12,6 +12,7 @@ import pytest
 from ccarena import cli
 from ccarena.catalog import PAPERS, REGISTRY, lookup
 from ccarena.catalog.capabilities import available, missing
+from ccarena.experiment import Experiment
 from ccarena.scenario import Scenario
 from ccarena.sweep import expand, parse_sweep
 
@@ -122,6 +123,42 @@ def test_unavailable_id_exits_3_and_runs_nothing(tmp_path: Path, capsys, monkeyp
 def test_unknown_id_is_bad_input(capsys):
     assert cli.main(["reproduce", "bbq/fig99"]) == 2
     assert "no such experiment" in capsys.readouterr().err
+
+
+def test_reproduce_at_runs_those_points_in_their_own_directory(tmp_path: Path, capsys):
+    """--at and --repeats narrow one id's sweep: only those points run (the
+    same runs, by hash, as the whole form's), into NAME-at-HASH, and the
+    findings are checked on them."""
+    id_ = "bbrv3-insights/fig10"
+    args = ["reproduce", id_, "--quick", "--at", "flows.1.start=1s", "--out", str(tmp_path)]
+    assert cli.main([*args, "--jobs", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "the paper's findings" in out, out
+    (d,) = tmp_path.iterdir()
+    assert d.name.startswith("bbrv3-insights-fig10-quick-at-")
+    exp = Experiment.load(d)
+    assert list(exp.runs["flows.1.start"]) == ["1s"]
+    whole = expand(Scenario.from_dict(REGISTRY[id_].build(True), source=id_))
+    assert exp.runs["hash"][0] in {p.hash for p in whole if p.values["flows.1.start"] == "1s"}
+    assert (d / "fig10" / "findings.csv").is_file()
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--at", "flows.1.start=3s"], "has no value 3s; its values: 0s, 1s, 2s"),
+        (["--at", "path.rtt=10ms"], "is not swept here"),
+        (["--at", "flows.1.start"], "expected KEY=VALUE"),
+        (["--repeats", "0"], "positive integer"),
+    ],
+)
+def test_reproduce_at_bad_input_is_one_line_and_writes_nothing(extra, message, tmp_path: Path, capsys):
+    code = cli.main(["reproduce", "bbrv3-insights/fig10", "--quick", *extra, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not any(tmp_path.iterdir())
+    assert cli.main(["reproduce", "bbrv3-insights", "--at", "flows.1.start=1s"]) == 2
+    assert "give an id, not a paper" in capsys.readouterr().err
 
 
 def test_list_shows_ids_and_needs(capsys):

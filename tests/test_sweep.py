@@ -13,7 +13,7 @@ import pytest
 import ccarena
 from ccarena.experiment import EXPERIMENT_FILE, INDEX_FILE, Experiment
 from ccarena.scenario import ScenarioError
-from ccarena.sweep import column_name, derive_seed, expand, parse_sweep
+from ccarena.sweep import column_name, derive_seed, expand, narrow, parse_sweep
 
 BASE = {
     "name": "sw",
@@ -85,6 +85,46 @@ def test_zip_crossed_with_grid_and_repeats():
     seeds = {(p.repeat, p.seed) for p in pts}
     assert len(seeds) == 3
     assert len({p.hash for p in pts}) == len(pts)
+
+
+def test_narrow_keeps_some_points_with_the_same_runs():
+    """A narrowed sweep's points are points of the whole sweep, with the
+    same seeds and hashes (the same runs), whatever the zip form."""
+    sweep = {
+        "flows.0.cc": ["reno", "cubic"],
+        "zip": {"flows.0.rtt": ["10ms", "30ms", "50ms"], "flows.1.rtt": ["40ms", "60ms", "80ms"]},
+        "bottleneck.buffer": ["0.5BDP", "2BDP"],
+        "repeats": 3,
+    }
+    whole = {p.hash: p for p in expand(ccarena.load(_doc(sweep)))}
+    cut = narrow(sweep, {"flows.0.cc": ["cubic"], "flows.1.rtt": ["80ms", "40ms"]}, repeats=2)
+    assert cut["flows.0.cc"] == ["cubic"] and cut["bottleneck.buffer"] == ["0.5BDP", "2BDP"]
+    assert cut["zip"] == [{"flows.0.rtt": ["10ms", "50ms"], "flows.1.rtt": ["40ms", "80ms"]}]
+    pts = expand(ccarena.load(_doc(cut)))
+    assert len(pts) == 1 * 2 * 2 * 2
+    for p in pts:
+        assert p.hash in whole and whole[p.hash].seed == p.seed and whole[p.hash].repeat == p.repeat
+        assert p.values["flows.0.cc"] == "cubic" and p.repeat < 2
+    # Nothing asked for: the same sweep.
+    assert narrow(sweep, {}) == {**{k: v for k, v in sweep.items() if k != "zip"}, "zip": [sweep["zip"]]}
+
+
+@pytest.mark.parametrize(
+    "at, field",
+    [
+        ({"path.rtt": ["10ms"]}, "sweep.path.rtt"),
+        ({"flows.0.cc": ["bbr9"]}, "sweep.flows.0.cc"),
+        ({"flows.0.rtt": ["10ms"], "flows.1.rtt": ["60ms"]}, "sweep.flows.0.rtt"),
+    ],
+)
+def test_narrow_names_the_key_and_its_values(at, field):
+    sweep = {
+        "flows.0.cc": ["reno", "cubic"],
+        "zip": {"flows.0.rtt": ["10ms", "30ms"], "flows.1.rtt": ["40ms", "60ms"]},
+    }
+    with pytest.raises(ScenarioError) as e:
+        narrow(sweep, at, source="s.toml")
+    assert field in str(e.value) and str(e.value).startswith("s.toml")
 
 
 def test_nested_keys_and_brackets_mean_the_same():

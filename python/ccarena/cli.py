@@ -204,6 +204,21 @@ def _parser() -> argparse.ArgumentParser:
         help="a packet capture (pcap/pcapng) for the trace experiments (bbrv3-insights/fig13-15); "
         "without one they use the synthetic trace-like workload",
     )
+    rr.add_argument(
+        "--at",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="only the points where the swept KEY has one of these values, as the run labels write "
+        "them (e.g. --at flows.0.cc=bbr2 --at bottleneck.buffer=100BDP); one id only; written "
+        "to its own experiment directory (NAME-at-HASH)",
+    )
+    rr.add_argument(
+        "--repeats",
+        type=int,
+        metavar="N",
+        help="repeats of each point instead of the id's own (the first N: the same seeds)",
+    )
     pool_args(rr)
 
     sub.add_parser("list", help="list the congestion controls, queue disciplines and catalog experiments")

@@ -58,6 +58,7 @@ __all__ = [
     "expand",
     "iter_grid",
     "iter_points",
+    "narrow",
     "parse_sweep",
 ]
 
@@ -229,6 +230,60 @@ def parse_sweep(sweep: Mapping[str, Any] | None, source: str = "<dict>") -> Swee
             raise ScenarioError(source, "sweep.zip", f"zipped keys need equally many values: {detail}")
         axes.append(Axis(keys, tuple(zip(*(values[k] for k in keys), strict=True))))
     return SweepSpec(tuple(axes), repeats)
+
+
+def narrow(
+    sweep: Mapping[str, Any] | None,
+    at: Mapping[str, list[str]],
+    repeats: int | None = None,
+    source: str = "<dict>",
+) -> dict[str, Any]:
+    """A ``[sweep]`` table cut down to some of its points: ``at`` maps swept
+    keys to the values to keep, written as the run labels write them
+    (``flows.0.count=2``, ``bottleneck.buffer=100BDP``); a zipped key keeps
+    the whole zip columns where it has one of them. ``repeats`` replaces
+    the number of repeats (the seeds of repeats 0..n-1 are the full sweep's,
+    so the runs are the same runs). Raises ``ScenarioError`` naming the key
+    and the values it has."""
+    spec = parse_sweep(sweep, source)
+    names = {column_name(k) for k in at}
+    unknown = sorted(names - set(spec.keys))
+    if unknown:
+        swept = ", ".join(spec.keys) or "nothing"
+        raise ScenarioError(source, f"sweep.{unknown[0]}", f"is not swept here; the swept keys: {swept}")
+    want = {column_name(k): set(v) for k, v in at.items()}
+    out: dict[str, Any] = {}
+    zips: list[dict[str, list[Any]]] = []
+    for axis in spec.axes:
+        keep = [
+            vals
+            for vals in axis.values
+            if all(_short(v) in want[k] for k, v in zip(axis.keys, vals, strict=True) if k in want)
+        ]
+        for k in axis.keys:
+            if k in want:
+                have = {_short(vals[axis.keys.index(k)]) for vals in axis.values}
+                missing = sorted(want[k] - have)
+                if missing:
+                    listed = ", ".join(_short(vals[axis.keys.index(k)]) for vals in axis.values)
+                    raise ScenarioError(
+                        source, f"sweep.{k}", f"has no value {missing[0]}; its values: {listed}"
+                    )
+        if not keep:
+            raise ScenarioError(
+                source, f"sweep.{axis.keys[0]}", "no zipped column has all the values asked for"
+            )
+        if len(axis.keys) == 1:
+            out[axis.keys[0]] = [vals[0] for vals in keep]
+        else:
+            zips.append({k: [vals[i] for vals in keep] for i, k in enumerate(axis.keys)})
+    if zips:
+        out["zip"] = zips
+    n = spec.repeats if repeats is None else repeats
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ScenarioError(source, "sweep.repeats", f"must be a positive integer, not {n!r}")
+    out["repeats"] = n
+    return out
 
 
 def _base_seed(doc: Mapping[str, Any]) -> int:

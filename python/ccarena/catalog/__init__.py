@@ -12,6 +12,8 @@ need and refuse to run, instead of running something else.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from rich.text import Text
 from ..cost import EXPAND_PER_FLOW_S, FLOW_OVERHEAD_S, NS_PER_PACKET, RUN_OVERHEAD_S
 from ..executors import default_jobs
 from ..scenario import _clip
+from ..sweep import narrow
 from ..termtable import Rows
 from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
 from .base import REGISTRY, Entry
@@ -114,7 +117,7 @@ def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
         if e.when:
             claim += " when " + ", ".join(f"{k}={_clip(str(v), 40)}" for k, v in e.when.items())
         if not o.checks:
-            holds, value, at = "n/a", "", "no run of the quick/full form has these values"
+            holds, value, at = "n/a", "", "no run here has these values"
         else:
             holds = "yes" if o.passed else "no"
             label, check = worst  # type: ignore[misc]
@@ -163,9 +166,28 @@ def write_findings_csv(rows: list[dict[str, Any]], path: Path) -> None:
         w.writerows(rows)
 
 
-def experiment_dir(entry: Entry, doc: dict[str, Any], quick: bool, root: Path) -> Path:
-    name = str(doc.get("name", entry.id.replace("/", "-")))
-    return root / (name + ("-quick" if quick else ""))
+def experiment_dir(
+    entry: Entry, doc: dict[str, Any], quick: bool, root: Path, narrowed: bool = False
+) -> Path:
+    """``root/NAME[-quick]``; a narrowed sweep (``--at``, ``--repeats``) gets
+    its own directory, ``NAME[-quick]-at-HASH`` (the start of the sha256 of
+    its sweep), so it never rewrites the whole form's index or figures."""
+    name = str(doc.get("name", entry.id.replace("/", "-"))) + ("-quick" if quick else "")
+    if narrowed:
+        digest = hashlib.sha256(json.dumps(doc.get("sweep"), sort_keys=True).encode()).hexdigest()
+        name += f"-at-{digest[:8]}"
+    return root / name
+
+
+def parse_at(items: list[str]) -> dict[str, list[str]]:
+    """``--at KEY=V1,V2`` (repeatable) as {key: [values]}."""
+    at: dict[str, list[str]] = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        if not sep or not key.strip() or not values.strip():
+            raise CatalogError(f"--at {item}: expected KEY=VALUE[,VALUE...], e.g. --at flows.0.cc=bbr2")
+        at.setdefault(key.strip(), []).extend(v.strip() for v in values.split(",") if v.strip())
+    return at
 
 
 def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
@@ -182,8 +204,15 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
     from ..scenario import Scenario
 
     if getattr(args, "estimate", False):
+        if getattr(args, "at", None) or getattr(args, "repeats", None) is not None:
+            raise CatalogError("--estimate prices an id's whole sweep; it takes no --at or --repeats")
         return print_estimate(target, args, out, err)
     entries = lookup(target)
+    at = parse_at(getattr(args, "at", None) or [])
+    repeats = getattr(args, "repeats", None)
+    narrowed = bool(at) or repeats is not None
+    if narrowed and len(entries) != 1:
+        raise CatalogError(f"{target}: --at and --repeats narrow one id's sweep; give an id, not a paper")
     root = Path(args.out) if args.out else DEFAULT_ROOT
     worst = 0
     ran = 0
@@ -199,8 +228,10 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
             continue
         opts = {k: getattr(args, k, None) for k in sorted(entry.options)}
         doc = entry.build(args.quick, **opts)
+        if narrowed:
+            doc = {**doc, "sweep": narrow(doc.get("sweep"), at, repeats, entry.id)}
         scn = Scenario.from_dict(doc, source=entry.id)
-        directory = experiment_dir(entry, doc, args.quick, root)
+        directory = experiment_dir(entry, doc, args.quick, root, narrowed)
         out.print(Text.assemble((entry.id, "bold"), f"{' (quick)' if args.quick else ''}: {entry.title}"))
         exp, code = run_experiment(scn, args, out, err, directory)
         fig_dir = directory / entry.id.split("/", 1)[1]

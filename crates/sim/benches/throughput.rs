@@ -119,6 +119,27 @@ fn scenarios() -> Vec<(String, Build)> {
             Box::new(move || dumbbell(cc, 10, "1Gbps", "1BDP", "10s")),
         );
     }
+    // Prague's cost apart from its queue: over tail drop (no marks, so it
+    // runs on losses) and BBRv3 in its L4S mode over DualPI2, each
+    // algorithm on the other's queue.
+    add(
+        "cc: 10 prague on tail drop, 1 Gbps, 10 s".into(),
+        Box::new(|| {
+            let mut j = dumbbell("prague", 10, "1Gbps", "1BDP", "10s");
+            j["bottleneck"]["qdisc"] = json!("taildrop");
+            j
+        }),
+    );
+    add(
+        "cc: 10 bbr3 L4S on dualpi2, 1 Gbps, 10 s".into(),
+        Box::new(|| {
+            let mut j = dumbbell("bbr3", 10, "1Gbps", "1BDP", "10s");
+            j["bottleneck"]["qdisc"] = json!("dualpi2");
+            j["flows"][0]["ecn"] = json!(true);
+            j["flows"][0]["cc_params"] = json!({"ect1": true, "ecn_max_rtt": "0s"});
+            j
+        }),
+    );
     add(
         "network: parking lot, 4 x 1 Gbps, 5 cubic, 30 s".into(),
         Box::new(parking_lot),

@@ -251,7 +251,9 @@ def narrow(
     if unknown:
         swept = ", ".join(spec.keys) or "nothing"
         raise ScenarioError(source, f"sweep.{unknown[0]}", f"is not swept here; the swept keys: {swept}")
-    want = {column_name(k): set(v) for k, v in at.items()}
+    want: dict[str, set[str]] = {}
+    for k, v in at.items():  # two spellings of one key (flows[0].cc, flows.0.cc) add up
+        want.setdefault(column_name(k), set()).update(v)
     out: dict[str, Any] = {}
     zips: list[dict[str, list[Any]]] = []
     for axis in spec.axes:
@@ -265,7 +267,9 @@ def narrow(
                 have = {_short(vals[axis.keys.index(k)]) for vals in axis.values}
                 missing = sorted(want[k] - have)
                 if missing:
-                    listed = ", ".join(_short(vals[axis.keys.index(k)]) for vals in axis.values)
+                    listed = ", ".join(
+                        dict.fromkeys(_short(vals[axis.keys.index(k)]) for vals in axis.values)
+                    )
                     raise ScenarioError(
                         source, f"sweep.{k}", f"has no value {missing[0]}; its values: {listed}"
                     )

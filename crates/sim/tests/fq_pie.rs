@@ -8,14 +8,27 @@ fn shares(qdisc: &str) -> (Vec<f64>, Vec<f64>) {
     shares_with(qdisc, "2BDP")
 }
 
+/// The two long flows' shares of their goodput from 10 s on (the 50 ms
+/// flow's CUBIC growth takes the first seconds), and each flow's mean
+/// queueing delay over the run.
 fn shares_with(qdisc: &str, buffer: &str) -> (Vec<f64>, Vec<f64>) {
     let r = sim(json!({
         "duration": "20s", "seed": 1,
         "bottleneck": {"rate": "50Mbps", "buffer": buffer, "qdisc": qdisc},
+        "sample": {"interval": "100ms"},
         "flows": [{"cc": "cubic", "rtt": "10ms"}, {"cc": "cubic", "rtt": "50ms"}, {"cc": "cubic", "rtt": "50ms", "start": "5s", "size": "200KB"}]
     }));
+    let s = r.table("samples");
+    let (t, flow, gs) = (s.f64s("time_s"), s.i64s("flow"), s.f64s("goodput_mbps"));
+    let g: Vec<f64> = (0..2)
+        .map(|k| {
+            (0..s.rows())
+                .filter(|&i| flow[i] == k && t[i] > 10.0)
+                .map(|i| gs[i])
+                .sum()
+        })
+        .collect();
     let f = r.table("flows");
-    let g = f.f64s("goodput_mbps");
     let q: Vec<f64> = f
         .f64s("srtt_mean_ms")
         .iter()
@@ -28,13 +41,14 @@ fn shares_with(qdisc: &str, buffer: &str) -> (Vec<f64>, Vec<f64>) {
 /// Per-flow queues: two CUBIC flows of 10 and 50 ms get near-equal shares
 /// where a single PIE queue hands the short one most of the link, each
 /// flow's own queue is held near PIE's 15 ms target, and a short flow
-/// arriving later waits behind nobody's standing queue.
+/// arriving later waits behind nobody's standing queue. (From 10 s, seeds
+/// 1-3: FQ-PIE 0.51-0.52, one PIE queue 0.67-0.74.)
 #[test]
 fn flows_are_isolated_each_under_its_own_pie() {
     let (pie, pie_q) = shares("pie");
     let (fq, fq_q) = shares("fq_pie");
-    assert!(pie[0] > 0.75, "pie: {pie:?}");
-    assert!((fq[0] - 0.5).abs() < 0.15, "fq_pie: {fq:?}");
+    assert!(pie[0] > 0.6, "pie: {pie:?}");
+    assert!((fq[0] - 0.5).abs() < 0.1, "fq_pie: {fq:?}");
     assert!(
         (7.5..=22.5).contains(&fq_q[0]),
         "the 10 ms flow's queue {} ms",

@@ -55,8 +55,8 @@ fn prague_and_cubic_share_dualpi2_each_at_its_own_delay() {
 /// derives k from the two controls' steady-state windows at equal RTTs).
 /// The rates then differ by the ratio of the RTTs, the classic flow's
 /// holding the classic queue.
-/// Measured from 10 s to 40 s (seeds 1-3): windows 1.4-1.8x CUBIC's, RTTs
-/// 20.5 against 34 ms, rates 2.3-2.9x. Prague's window is 3.0/alpha, not
+/// Measured from 10 s to 40 s (seeds 1-3, model 18): windows 1.4-1.5x
+/// CUBIC's, RTTs 20.5 against 34 ms, rates 2.3-2.4x. Prague's window is 3.0/alpha, not
 /// DCTCP's idealized 2/alpha: it cuts once per CWR episode and at most
 /// every 25 ms (`prague_enter_cwr`), about every 2.4 rounds here, and grows
 /// (20.5/25)^2 of a packet a round, which predicts 3.2/alpha.

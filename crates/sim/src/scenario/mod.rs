@@ -391,7 +391,12 @@ const MAX_FLOWS: usize = 100_000;
 /// 17: TCP Prague as v0.7 in three more details (`cc/prague.rs`): in alpha
 ///    mode 0 the first CE mark halves the window, the pacing rate counts
 ///    MTU-sized packets, and `saw_ce` starts false in either alpha mode.
-pub const MODEL_VERSION: u32 = 17;
+/// 18: the write queue's buffers sized when the application writes them
+///    (`tcp_sendmsg_locked` at the size goal of that moment, half the
+///    largest advertised window at most), which `tcp_tso_should_defer`
+///    reads, instead of cuts at multiples of the current goal; and the
+///    advertised window (`[hosts] advertised_window`) on by default.
+pub const MODEL_VERSION: u32 = 18;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

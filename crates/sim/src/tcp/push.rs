@@ -30,6 +30,16 @@
 //! over what a queued segment is charged (about its payload in a 64 KB
 //! skb): 6 x max(cwnd, 10) segments, never shrinking. The application
 //! fills it, and writes again once a third of it is free.
+//!
+//! The write queue's buffers (skbs) are sized when the application writes
+//! (`tcp_sendmsg_locked`): the unsent tail buffer is topped up to the size
+//! goal of that moment (`tcp_send_mss`, at most half the largest window the
+//! receiver advertised), then new buffers of that goal follow; a buffer
+//! keeps its size when the goal grows later, and a partly sent one keeps its
+//! end (`tso_fragment` leaves the rest as the head). `tcp_tso_should_defer`
+//! looks at the head buffer: how many segments it holds and whether it is
+//! the queue's tail (model version 18; before, the buffers were cut at
+//! multiples of the current goal, counted from the flow's first segment).
 
 use std::collections::VecDeque;
 
@@ -48,6 +58,10 @@ pub struct PushMarks {
     buf: u32,
     /// Segments that end a write, not yet sent, ascending.
     marks: VecDeque<u32>,
+    /// The write queue's unsent buffers, `[start, end)` in segments,
+    /// ascending; the first may be partly sent (its rest starts at
+    /// `snd_nxt`).
+    bufs: VecDeque<(u32, u32)>,
 }
 
 impl PushMarks {
@@ -59,12 +73,14 @@ impl PushMarks {
     }
 
     /// The application tops the send buffer up: `snd_una` is the oldest
-    /// unacknowledged segment, `available` what it has written so far in
-    /// total (bulk: unbounded).
-    pub fn refill(&mut self, snd_una: u32, cwnd: u32, available: u32) {
+    /// unacknowledged segment, `snd_nxt` the next new one, `available`
+    /// what it has written so far in total (bulk: unbounded), `goal` the
+    /// size goal of a buffer now, in segments.
+    pub fn refill(&mut self, snd_una: u32, snd_nxt: u32, cwnd: u32, available: u32, goal: u32) {
         if !self.on {
             return;
         }
+        self.drop_sent(snd_nxt);
         self.buf = self.buf.max(SNDBUF_PER_CWND * cwnd.max(SNDBUF_MIN_SEGS));
         let queued = self.written.saturating_sub(snd_una);
         // `sk_stream_write_space`: writable once the free space is at least
@@ -75,9 +91,45 @@ impl PushMarks {
         }
         let target = snd_una.saturating_add(self.buf).min(available);
         if target > self.written {
+            self.add_buffers(snd_nxt, target, goal.max(1));
             self.written = target;
             self.marks.push_back(target - 1);
         }
+    }
+
+    /// `tcp_sendmsg_locked`: the data from `written` to `target` tops up
+    /// the unsent tail buffer to `goal` segments, then fills new ones.
+    fn add_buffers(&mut self, snd_nxt: u32, target: u32, goal: u32) {
+        let mut s = self.written;
+        if let Some(last) = self.bufs.back_mut() {
+            // The tail is unsent (or its rest is): what it holds now.
+            let held = last.1 - last.0.max(snd_nxt);
+            if last.1 == s && held < goal {
+                let add = (goal - held).min(target - s);
+                last.1 += add;
+                s += add;
+            }
+        }
+        while s < target {
+            let e = s.saturating_add(goal).min(target);
+            self.bufs.push_back((s, e));
+            s = e;
+        }
+    }
+
+    fn drop_sent(&mut self, snd_nxt: u32) {
+        while self.bufs.front().is_some_and(|b| b.1 <= snd_nxt) {
+            self.bufs.pop_front();
+        }
+    }
+
+    /// The buffer that holds `snd_nxt` (`tcp_send_head`): its end and
+    /// whether it is the queue's tail; None when the writer is not
+    /// modelled or has not written it.
+    pub fn head_buffer(&self, snd_nxt: u32) -> Option<(u32, bool)> {
+        let i = self.bufs.iter().position(|b| b.1 > snd_nxt)?;
+        let (start, end) = self.bufs[i];
+        (start <= snd_nxt).then_some((end, i + 1 == self.bufs.len()))
     }
 
     /// Segments the application has handed to TCP so far (0 when the
@@ -106,28 +158,49 @@ mod tests {
     #[test]
     fn the_writer_waits_for_a_third_of_the_buffer() {
         let mut p = PushMarks::new(true);
-        p.refill(0, 10, u32::MAX);
+        p.refill(0, 0, 10, u32::MAX, 44);
         assert_eq!(p.written, 60, "6 x max(cwnd, 10)");
         assert!((0..59).all(|q| !p.take(q)));
         assert!(p.take(59));
         // An ACK frees 2 segments: 58 queued, 2 free, less than half of 58.
-        p.refill(2, 10, u32::MAX);
+        p.refill(2, 2, 10, u32::MAX, 44);
         assert_eq!(p.written, 60);
         // 20 freed: 40 queued, 20 free, half of 40: it writes 20, marked.
-        p.refill(20, 10, u32::MAX);
+        p.refill(20, 20, 10, u32::MAX, 44);
         assert_eq!(p.written, 80);
         assert!((60..79).all(|q| !p.take(q)));
         assert!(p.take(79));
     }
 
+    /// Buffers keep the goal of the write that made them; a later write
+    /// tops up the unsent tail to its own goal first.
+    #[test]
+    fn buffers_keep_the_size_goal_they_were_written_with() {
+        let mut p = PushMarks::new(true);
+        // 60 segments written while the goal is 22 (a 45-segment window).
+        p.refill(0, 0, 10, u32::MAX, 22);
+        assert_eq!(p.bufs, [(0, 22), (22, 44), (44, 60)]);
+        assert_eq!(p.head_buffer(0), Some((22, false)));
+        // 30 sent; the window grew (goal 44); 40 acknowledged: a write of
+        // 40 tops the tail (16 held) up to 44, then a buffer of 12.
+        p.refill(40, 30, 10, u32::MAX, 44);
+        assert_eq!(p.bufs, [(22, 44), (44, 88), (88, 100)]);
+        assert_eq!(p.head_buffer(30), Some((44, false)));
+        assert_eq!(p.head_buffer(95), Some((100, true)));
+        // Off: no buffers, the caller cuts the queue itself.
+        let mut off = PushMarks::new(false);
+        off.refill(0, 0, 10, u32::MAX, 22);
+        assert_eq!(off.head_buffer(0), None);
+    }
+
     #[test]
     fn a_sized_write_ends_marked_and_off_marks_nothing() {
         let mut p = PushMarks::new(true);
-        p.refill(0, 10, 7);
+        p.refill(0, 0, 10, 7, 44);
         assert!((0..6).all(|q| !p.take(q)));
         assert!(p.take(6));
         let mut off = PushMarks::new(false);
-        off.refill(0, 10, 7);
+        off.refill(0, 0, 10, 7, 44);
         assert!((0..7).all(|q| !off.take(q)));
     }
 }

@@ -31,8 +31,8 @@
 //! the window (`Receiver::select_window`: this room in whole segments, its
 //! right edge never moving left) and the sender keeps within it: in slow
 //! start the window stays ahead of the cwnd, but behind a hole the
-//! out-of-order data takes the room and the right edge stops. It is off
-//! by default (docs/model.md). A flow's `rwnd` is a locked buffer
+//! out-of-order data takes the room and the right edge stops. It is on
+//! by default since model version 18 (docs/model.md). A flow's `rwnd` is a locked buffer
 //! (`SO_RCVBUF`): no DRS, its value the clamp.
 
 use crate::units::{Dur, Time};

@@ -1043,10 +1043,16 @@ impl Sender {
             return Defer::Send;
         }
         let written = self.segments_written(now);
-        let goal = self.size_goal();
-        let skb_end = (self.snd_nxt / goal + 1).saturating_mul(goal);
-        let skb_segs = written.min(skb_end) - self.snd_nxt;
-        let is_tail = written <= skb_end;
+        // The head buffer as the application's writes sized it; without
+        // the writer model, cut at multiples of the current goal.
+        let (skb_segs, is_tail) = match self.push.head_buffer(self.snd_nxt) {
+            Some((end, tail)) => (end.min(written) - self.snd_nxt, tail),
+            None => {
+                let goal = self.size_goal();
+                let skb_end = (self.snd_nxt / goal + 1).saturating_mul(goal);
+                (written.min(skb_end) - self.snd_nxt, written <= skb_end)
+            }
+        };
         // One segment goes through the Nagle test instead, which never
         // holds a full-sized segment.
         if skb_segs <= 1 {
@@ -1097,7 +1103,9 @@ impl Sender {
         let max_segs = self.tso_segs();
         let written = self.segments_written(now);
         let cwnd = self.cc.as_ref().expect("established").cwnd();
-        self.push.refill(self.snd_una, cwnd, written);
+        let goal = self.size_goal();
+        self.push
+            .refill(self.snd_una, self.snd_nxt, cwnd, written, goal);
         loop {
             let gate = self.departure_gate();
             if gate > now {

@@ -246,33 +246,30 @@ def narrow(
     so the runs are the same runs). Raises ``ScenarioError`` naming the key
     and the values it has."""
     spec = parse_sweep(sweep, source)
-    names = {column_name(k) for k in at}
-    unknown = sorted(names - set(spec.keys))
-    if unknown:
-        swept = ", ".join(spec.keys) or "nothing"
-        raise ScenarioError(source, f"sweep.{unknown[0]}", f"is not swept here; the swept keys: {swept}")
     want: dict[str, set[str]] = {}
     for k, v in at.items():  # two spellings of one key (flows[0].cc, flows.0.cc) add up
         want.setdefault(column_name(k), set()).update(v)
+    unknown = sorted(set(want) - set(spec.keys))
+    if unknown:
+        swept = ", ".join(spec.keys) or "nothing"
+        raise ScenarioError(source, f"sweep.{unknown[0]}", f"is not swept here; the swept keys: {swept}")
     out: dict[str, Any] = {}
     zips: list[dict[str, list[Any]]] = []
     for axis in spec.axes:
+        # Each axis's values as the labels write them, one column per key.
+        labels = [[_short(v) for v in vals] for vals in axis.values]
+        for i, k in enumerate(axis.keys):
+            have = dict.fromkeys(row[i] for row in labels)
+            missing = sorted(want.get(k, set()) - set(have))
+            if missing:
+                raise ScenarioError(
+                    source, f"sweep.{k}", f"has no value {missing[0]}; its values: {', '.join(have)}"
+                )
         keep = [
             vals
-            for vals in axis.values
-            if all(_short(v) in want[k] for k, v in zip(axis.keys, vals, strict=True) if k in want)
+            for vals, row in zip(axis.values, labels, strict=True)
+            if all(row[i] in want[k] for i, k in enumerate(axis.keys) if k in want)
         ]
-        for k in axis.keys:
-            if k in want:
-                have = {_short(vals[axis.keys.index(k)]) for vals in axis.values}
-                missing = sorted(want[k] - have)
-                if missing:
-                    listed = ", ".join(
-                        dict.fromkeys(_short(vals[axis.keys.index(k)]) for vals in axis.values)
-                    )
-                    raise ScenarioError(
-                        source, f"sweep.{k}", f"has no value {missing[0]}; its values: {listed}"
-                    )
         if not keep:
             raise ScenarioError(
                 source, f"sweep.{axis.keys[0]}", "no zipped column has all the values asked for"

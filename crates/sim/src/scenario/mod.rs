@@ -396,7 +396,12 @@ const MAX_FLOWS: usize = 100_000;
 ///    largest advertised window at most), which `tcp_tso_should_defer`
 ///    reads, instead of cuts at multiples of the current goal; and the
 ///    advertised window (`[hosts] advertised_window`) on by default.
-pub const MODEL_VERSION: u32 = 18;
+/// 19: a flow's `rwnd` locks a receive buffer the kernel doubles
+///    (`SO_RCVBUF`, socket(7)): the receiver's clamp is its window at the
+///    scaling ratio, 1.25 x `rwnd`, the SYN-ACK's `rwnd` itself, and the
+///    sender keeps within `rwnd`; out-of-order data takes the room above
+///    `rwnd` first (before: the clamp was `rwnd`).
+pub const MODEL_VERSION: u32 = 19;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

@@ -75,8 +75,15 @@ impl PushMarks {
     /// The application tops the send buffer up: `snd_una` is the oldest
     /// unacknowledged segment, `snd_nxt` the next new one, `available`
     /// what it has written so far in total (bulk: unbounded), `goal` the
-    /// size goal of a buffer now, in segments.
-    pub fn refill(&mut self, snd_una: u32, snd_nxt: u32, cwnd: u32, available: u32, goal: u32) {
+    /// size goal of a buffer now, in segments (asked only for a write).
+    pub fn refill(
+        &mut self,
+        snd_una: u32,
+        snd_nxt: u32,
+        cwnd: u32,
+        available: u32,
+        goal: impl FnOnce() -> u32,
+    ) {
         if !self.on {
             return;
         }
@@ -91,7 +98,7 @@ impl PushMarks {
         }
         let target = snd_una.saturating_add(self.buf).min(available);
         if target > self.written {
-            self.add_buffers(snd_nxt, target, goal.max(1));
+            self.add_buffers(snd_nxt, target, goal().max(1));
             self.written = target;
             self.marks.push_back(target - 1);
         }
@@ -102,9 +109,11 @@ impl PushMarks {
     fn add_buffers(&mut self, snd_nxt: u32, target: u32, goal: u32) {
         let mut s = self.written;
         if let Some(last) = self.bufs.back_mut() {
-            // The tail is unsent (or its rest is): what it holds now.
+            // The tail ends where the last write did; it is unsent, or its
+            // rest is (`drop_sent` removed the sent ones): what it holds now.
+            debug_assert_eq!(last.1, s);
             let held = last.1 - last.0.max(snd_nxt);
-            if last.1 == s && held < goal {
+            if held < goal {
                 let add = (goal - held).min(target - s);
                 last.1 += add;
                 s += add;
@@ -158,15 +167,15 @@ mod tests {
     #[test]
     fn the_writer_waits_for_a_third_of_the_buffer() {
         let mut p = PushMarks::new(true);
-        p.refill(0, 0, 10, u32::MAX, 44);
+        p.refill(0, 0, 10, u32::MAX, || 44);
         assert_eq!(p.written, 60, "6 x max(cwnd, 10)");
         assert!((0..59).all(|q| !p.take(q)));
         assert!(p.take(59));
         // An ACK frees 2 segments: 58 queued, 2 free, less than half of 58.
-        p.refill(2, 2, 10, u32::MAX, 44);
+        p.refill(2, 2, 10, u32::MAX, || 44);
         assert_eq!(p.written, 60);
         // 20 freed: 40 queued, 20 free, half of 40: it writes 20, marked.
-        p.refill(20, 20, 10, u32::MAX, 44);
+        p.refill(20, 20, 10, u32::MAX, || 44);
         assert_eq!(p.written, 80);
         assert!((60..79).all(|q| !p.take(q)));
         assert!(p.take(79));
@@ -178,29 +187,29 @@ mod tests {
     fn buffers_keep_the_size_goal_they_were_written_with() {
         let mut p = PushMarks::new(true);
         // 60 segments written while the goal is 22 (a 45-segment window).
-        p.refill(0, 0, 10, u32::MAX, 22);
+        p.refill(0, 0, 10, u32::MAX, || 22);
         assert_eq!(p.bufs, [(0, 22), (22, 44), (44, 60)]);
         assert_eq!(p.head_buffer(0), Some((22, false)));
         // 30 sent; the window grew (goal 44); 40 acknowledged: a write of
         // 40 tops the tail (16 held) up to 44, then a buffer of 12.
-        p.refill(40, 30, 10, u32::MAX, 44);
+        p.refill(40, 30, 10, u32::MAX, || 44);
         assert_eq!(p.bufs, [(22, 44), (44, 88), (88, 100)]);
         assert_eq!(p.head_buffer(30), Some((44, false)));
         assert_eq!(p.head_buffer(95), Some((100, true)));
         // Off: no buffers, the caller cuts the queue itself.
         let mut off = PushMarks::new(false);
-        off.refill(0, 0, 10, u32::MAX, 22);
+        off.refill(0, 0, 10, u32::MAX, || 22);
         assert_eq!(off.head_buffer(0), None);
     }
 
     #[test]
     fn a_sized_write_ends_marked_and_off_marks_nothing() {
         let mut p = PushMarks::new(true);
-        p.refill(0, 0, 10, 7, 44);
+        p.refill(0, 0, 10, 7, || 44);
         assert!((0..6).all(|q| !p.take(q)));
         assert!(p.take(6));
         let mut off = PushMarks::new(false);
-        off.refill(0, 0, 10, 7, 44);
+        off.refill(0, 0, 10, 7, || 44);
         assert!((0..7).all(|q| !off.take(q)));
     }
 }

@@ -32,17 +32,24 @@
 //! right edge never moving left) and the sender keeps within it: in slow
 //! start the window stays ahead of the cwnd, but behind a hole the
 //! out-of-order data takes the room and the right edge stops. It is on
-//! by default since model version 18 (docs/model.md). A flow's `rwnd` is a locked buffer
-//! (`SO_RCVBUF`): no DRS, its value the clamp.
+//! by default since model version 18 (docs/model.md). A flow's `rwnd` is a
+//! locked buffer (`SO_RCVBUF`): no DRS, the clamp the window of twice its
+//! size (model version 19; before, `rwnd` itself).
 
 use crate::units::{Dur, Time};
 
-/// `tcp_rmem[1]` (131072) x the scaling ratio 160/256 of 1448-byte
-/// segments: the window before any DRS step (measured: the first plateau).
-pub const INITIAL_CLAMP: u64 = 81_920;
+/// `tcp_win_from_space`: the window a receive buffer of `space` bytes
+/// offers at the scaling ratio Linux measures for 1448-byte segments
+/// (`tcp_measure_rcv_mss`: payload over truesize, 160/256).
+const fn win_from_space(space: u64) -> u64 {
+    space / 256 * 160
+}
+/// `tcp_rmem[1]` (131072) at the scaling ratio: the window before any DRS
+/// step (measured: the first plateau, 81,920 bytes).
+pub const INITIAL_CLAMP: u64 = win_from_space(131_072);
 /// The largest window DRS may reach: the backend's `tcp_rmem[2]` (64 MB)
 /// at the same scaling ratio.
-pub const MAX_CLAMP: u64 = 64 * 1024 * 1024 / 256 * 160;
+pub const MAX_CLAMP: u64 = win_from_space(64 * 1024 * 1024);
 /// `TCP_INIT_CWND`: the first DRS measure compares against this many
 /// segments (`tcp_init_buffer_space`).
 const INIT_SPACE_SEGS: u64 = 10;
@@ -64,15 +71,25 @@ pub struct RcvWindow {
 }
 
 impl RcvWindow {
-    /// `rwnd`: a fixed receive window in bytes (the flow's `rwnd`).
+    /// `rwnd`: a fixed receive window in bytes (the flow's `rwnd`), the
+    /// size of a locked buffer (`SO_RCVBUF`): the kernel doubles it
+    /// (socket(7)) and offers that at the scaling ratio, 1.25 x `rwnd`
+    /// (the Linux backend measures its receivers advertising up to 1.24 x
+    /// and clamps them to `rwnd`, as the simulator's senders do:
+    /// `Sender::wnd_end`), so out-of-order data takes the room above
+    /// `rwnd` first.
     pub fn new(mss: u32, rwnd: Option<u64>) -> RcvWindow {
         let mss = u64::from(mss.max(1));
         // `tcp_select_initial_window`: 64 KB rounded down to whole segments.
         let initial = (u64::from(u16::MAX) / mss).max(1) * mss;
-        let clamp = rwnd.unwrap_or(INITIAL_CLAMP).max(2 * mss);
+        let clamp = rwnd
+            .map_or(INITIAL_CLAMP, |r| win_from_space(2 * r))
+            .max(2 * mss);
         RcvWindow {
             mss,
-            rcv_ssthresh: initial.min(clamp),
+            // The SYN-ACK's window comes before the ratio is measured: at
+            // the default 1/2 a locked buffer offers `rwnd` itself.
+            rcv_ssthresh: initial.min(rwnd.unwrap_or(clamp)),
             clamp,
             locked: rwnd.is_some(),
             space: initial.min(INIT_SPACE_SEGS * mss),
@@ -224,14 +241,21 @@ mod tests {
         assert_eq!(w.clamp(), 347_520);
     }
 
+    /// A locked buffer of `rwnd` bytes: the kernel doubles it, so the clamp
+    /// is 1.25 x `rwnd` (100,000 bytes at 160/256), and DRS never moves it.
     #[test]
-    fn a_fixed_rwnd_is_the_clamp_and_never_grows() {
+    fn a_fixed_rwnd_locks_a_doubled_buffer_that_never_grows() {
         let rtt = Dur::from_ms(20);
-        let mut w = RcvWindow::new(MSS, Some(50_000));
-        assert_eq!(w.rcv_ssthresh(), 50_000);
-        assert!(!w.grow(1448, 0, || 0));
+        let mut w = RcvWindow::new(MSS, Some(80_000));
+        assert_eq!(w.clamp(), 100_000);
+        // The SYN-ACK offers the buffer at the default ratio 1/2: `rwnd`.
+        assert_eq!(w.rcv_ssthresh(), 45 * 1448);
+        let small = RcvWindow::new(MSS, Some(50_000));
+        assert_eq!(small.rcv_ssthresh(), 50_000);
+        while w.grow(1448, 0, || 0) {}
+        assert_eq!(w.rcv_ssthresh(), 100_000);
         w.on_read(Time::ZERO, 0, Some(rtt), 0);
-        w.on_read(at_ms(20), 100, Some(rtt), 0);
-        assert_eq!(w.clamp(), 50_000);
+        w.on_read(at_ms(20), 1000, Some(rtt), 0);
+        assert_eq!(w.clamp(), 100_000);
     }
 }

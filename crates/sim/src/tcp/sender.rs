@@ -34,6 +34,21 @@ const PACING_SHIFT: u32 = 10;
 const TIMEOUT_MIN: Dur = Dur::from_ms(2);
 /// Linux does not pace the first 10 data segments of a connection.
 const UNPACED_SEGS: u64 = 10;
+/// Segments per socket buffer in the write queue (`tcp_xmit_size_goal`):
+/// `GSO_MAX_SIZE` less the header room, bounded by half the largest window
+/// (`tcp_bound_to_half_wnd`): a fixed `rwnd` or the largest advertised one,
+/// `max_wnd` (0 before any). The application's writes fill buffers of this
+/// size (`tcp::push`).
+fn size_goal(mss: u32, rwnd_segs: Option<u32>, max_wnd: u32) -> u32 {
+    let mss = u64::from(mss);
+    let mut bytes = GSO_MAX_SIZE - 1 - MAX_TCP_HEADER;
+    let advertised = (max_wnd > 0).then_some(max_wnd);
+    if let Some(w) = rwnd_segs.into_iter().chain(advertised).min() {
+        bytes = bytes.min((u64::from(w) * mss / 2).max(mss));
+    }
+    ((bytes / mss) as u32).max(1)
+}
+
 /// `MAX_TCP_HEADER` on x86-64 (`L1_CACHE_ALIGN(128 + MAX_HEADER)`): what
 /// `sk_dst_gso_max_size` keeps back from `GSO_MAX_SIZE` for headers.
 const MAX_TCP_HEADER: u64 = 320;
@@ -1006,18 +1021,9 @@ impl Sender {
         }
     }
 
-    /// Segments per socket buffer in the write queue (`tcp_xmit_size_goal`):
-    /// `GSO_MAX_SIZE` less the header room, bounded by half the largest
-    /// receive window (`tcp_bound_to_half_wnd`). The application's writes fill
-    /// buffers of this size, so they end every `size_goal` segments.
+    /// Segments per socket buffer in the write queue now (`size_goal`).
     fn size_goal(&self) -> u32 {
-        let mss = self.cfg.mss as u64;
-        let mut bytes = GSO_MAX_SIZE - 1 - MAX_TCP_HEADER;
-        let advertised = (self.max_wnd > 0).then_some(self.max_wnd);
-        if let Some(w) = self.cfg.rwnd_segs.into_iter().chain(advertised).min() {
-            bytes = bytes.min((w as u64 * mss / 2).max(mss));
-        }
-        ((bytes / mss) as u32).max(1)
+        size_goal(self.cfg.mss, self.cfg.rwnd_segs, self.max_wnd)
     }
 
     /// `tcp_tso_should_defer` (tcp_output.c, Linux 6.1): with less than a full
@@ -1103,9 +1109,12 @@ impl Sender {
         let max_segs = self.tso_segs();
         let written = self.segments_written(now);
         let cwnd = self.cc.as_ref().expect("established").cwnd();
-        let goal = self.size_goal();
+        // The goal is asked only when the application writes.
+        let (mss, rwnd, max_wnd) = (self.cfg.mss, self.cfg.rwnd_segs, self.max_wnd);
         self.push
-            .refill(self.snd_una, self.snd_nxt, cwnd, written, goal);
+            .refill(self.snd_una, self.snd_nxt, cwnd, written, || {
+                size_goal(mss, rwnd, max_wnd)
+            });
         loop {
             let gate = self.departure_gate();
             if gate > now {

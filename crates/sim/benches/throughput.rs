@@ -140,6 +140,15 @@ fn scenarios() -> Vec<(String, Build)> {
             j
         }),
     );
+    // Prague's bursts are 1/4096 s of its own rate (`prague_tso_segs`):
+    // at 1 Gbit/s per flow they hold ten times the segments they hold at
+    // 100 Mbit/s, so its events per packet depend on the flows' rates.
+    for cc in ["prague", "bbr3"] {
+        add(
+            format!("cc: 10 {cc}, 10 Gbps, 3 s"),
+            Box::new(move || dumbbell(cc, 10, "10Gbps", "1BDP", "3s")),
+        );
+    }
     add(
         "network: parking lot, 4 x 1 Gbps, 5 cubic, 30 s".into(),
         Box::new(parking_lot),

@@ -295,21 +295,20 @@ impl Sender {
 
     /// When `on_timer` must next be called.
     pub fn next_deadline(&self) -> Option<Time> {
+        // The earliest of the armed timers, without branches on which are
+        // armed (`Time::NEVER` for one that is not): asked after every
+        // event that touches the sender.
         let syn = match self.phase {
             Phase::SynSent { at, tries } => {
-                Some(at + Dur((TIMEOUT_INIT.0 << tries.min(6)).min(RTO_MAX.0)))
+                at + Dur((TIMEOUT_INIT.0 << tries.min(6)).min(RTO_MAX.0))
             }
-            _ => None,
+            _ => Time::NEVER,
         };
-        [
-            syn,
-            self.xmit_timer.map(|(t, _)| t),
-            self.reo_timer,
-            self.pacing_timer,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let t = syn
+            .min(self.xmit_timer.map_or(Time::NEVER, |(t, _)| t))
+            .min(self.reo_timer.unwrap_or(Time::NEVER))
+            .min(self.pacing_timer.unwrap_or(Time::NEVER));
+        (t != Time::NEVER).then_some(t)
     }
 
     /// Open the connection: send the SYN.

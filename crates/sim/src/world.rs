@@ -103,16 +103,59 @@ struct FlowRt {
     src_host: u16,
 }
 
-/// A flow's pending timer events: the deadline of the one event each of its
-/// sender and receiver has in the queue ([`Time::NEVER`]: none). Kept apart
-/// from [`FlowRt`] so that a superseded event (a later deadline replaced by
-/// an earlier one, most often a loss probe by a pacing wait) is dropped
-/// without touching the flow's state: 16 bytes a flow, where 10,000 flows'
-/// state far exceeds the caches.
+/// A flow's timer events. The sender's timers work as Linux's do: its
+/// deadline (`next_deadline`, the earliest of the RTO or loss-probe timer,
+/// the RACK reordering timer and the pacing timer) can move either way, and
+/// the sender is called only when the deadline is reached. An event that
+/// fires before the deadline (it moved later since) re-arms for the new
+/// deadline and touches nothing else, as `tcp_write_timer_handler` re-arms
+/// a timer that fired before `icsk_timeout` (model version 20; before,
+/// such an event called the sender, whose transmit could then send or arm
+/// pacing at a moment Linux has no wake-up). A later deadline never queues
+/// an event while one already queued comes no later, so a flow's loss-probe
+/// deadline, pushed back by every send, queues one event per probe time,
+/// not one per packet. The receiver's delayed-ACK timer keeps one event
+/// per earlier deadline. Kept apart from [`FlowRt`] so that such events are
+/// handled without touching the flow's state: 40 bytes a flow, where
+/// 10,000 flows' state far exceeds the caches.
 #[derive(Clone, Copy)]
 struct Armed {
+    /// The sender's deadline ([`Time::NEVER`]: none).
     sender: Time,
+    /// The times of the sender's events in the queue, earliest first
+    /// (NEVER: a free place); beyond three, the latest ones are not kept
+    /// here (they fire, and find what any early event finds).
+    queued: [Time; 3],
+    /// The deadline of the receiver's event in the queue (NEVER: none).
     receiver: Time,
+}
+
+impl Armed {
+    const NONE: Armed = Armed {
+        sender: Time::NEVER,
+        queued: [Time::NEVER; 3],
+        receiver: Time::NEVER,
+    };
+
+    /// Make sure an event comes for the sender's deadline `t`: true if one
+    /// must be queued at `t` (and it is counted as queued), false if one
+    /// queued already comes no later (it fires first, and re-arms).
+    fn need_sender_event(&mut self, t: Time) -> bool {
+        self.sender = t;
+        if t == Time::NEVER || self.queued[0] <= t {
+            return false;
+        }
+        // `t` is earlier than every queued time: first place.
+        self.queued = [t, self.queued[0], self.queued[1]];
+        true
+    }
+
+    /// The sender's event at `now` has left the queue.
+    fn sender_event_fired(&mut self, now: Time) {
+        if self.queued[0] == now {
+            self.queued = [self.queued[1], self.queued[2], Time::NEVER];
+        }
+    }
 }
 
 /// One run: the scenario, the clock, the flows and the network; `T` its
@@ -277,13 +320,7 @@ impl<'a, T: Taps> World<'a, T> {
         World {
             sc,
             q,
-            armed: vec![
-                Armed {
-                    sender: Time::NEVER,
-                    receiver: Time::NEVER,
-                };
-                n
-            ],
+            armed: vec![Armed::NONE; n],
             flows,
             net,
             kicked: Vec::new(),
@@ -436,11 +473,17 @@ impl<'a, T: Taps> World<'a, T> {
                 self.arm_sender(i);
             }
             Ev::SenderTimer(i) => {
-                let armed = &mut self.armed[i as usize].sender;
-                if *armed != now {
-                    return; // superseded by an earlier deadline
+                let a = &mut self.armed[i as usize];
+                a.sender_event_fired(now);
+                if a.sender != now {
+                    // Before the deadline, which moved later since: re-arm.
+                    let t = a.sender;
+                    if a.need_sender_event(t) {
+                        self.q.push(t, Ev::SenderTimer(i));
+                    }
+                    return;
                 }
-                *armed = Time::NEVER;
+                a.sender = Time::NEVER;
                 let f = &mut self.flows[i as usize];
                 let mut out = std::mem::take(&mut self.out);
                 f.sender.on_timer(now, &mut out);
@@ -544,12 +587,12 @@ impl<'a, T: Taps> World<'a, T> {
 
     /// Keep one pending timer event per sender, at its earliest deadline.
     fn arm_sender(&mut self, i: u32) {
-        if let Some(t) = self.flows[i as usize].sender.next_deadline() {
-            let armed = &mut self.armed[i as usize].sender;
-            if t < *armed {
-                *armed = t;
-                self.q.push(t, Ev::SenderTimer(i));
-            }
+        let t = self.flows[i as usize]
+            .sender
+            .next_deadline()
+            .unwrap_or(Time::NEVER);
+        if self.armed[i as usize].need_sender_event(t) {
+            self.q.push(t, Ev::SenderTimer(i));
         }
     }
 
@@ -900,5 +943,42 @@ pub fn run_with_progress(
     match &sc.capture {
         Some(spec) => World::capturing(sc, spec).run_with_progress(every, progress),
         None => World::new(sc).run_with_progress(every, progress),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deadline pushed back queues nothing while an earlier event is
+    /// queued; that event, firing before the deadline, asks for one at the
+    /// deadline; an earlier deadline is queued at once.
+    #[test]
+    fn sender_events_follow_the_deadline_as_linux_rearms() {
+        let mut a = Armed::NONE;
+        assert!(a.need_sender_event(Time(10)));
+        // Sends push the loss probe back: no new events.
+        assert!(!a.need_sender_event(Time(20)));
+        assert!(!a.need_sender_event(Time(30)));
+        // A pacing wait before it: queued.
+        assert!(a.need_sender_event(Time(5)));
+        assert_eq!(a.queued, [Time(5), Time(10), Time::NEVER]);
+        a.sender_event_fired(Time(5));
+        // After the send, the deadline is the loss probe at 40: the event
+        // at 10 comes first.
+        assert!(!a.need_sender_event(Time(40)));
+        a.sender_event_fired(Time(10));
+        assert_eq!(a.queued, [Time::NEVER; 3]);
+        // Fired early (10 < 40): it re-arms at the deadline.
+        assert_ne!(a.sender, Time(10));
+        assert!(a.need_sender_event(Time(40)));
+        // No deadline: nothing queued.
+        a.sender_event_fired(Time(40));
+        assert!(!a.need_sender_event(Time::NEVER));
+        // More than three queued: the latest is no longer kept.
+        for t in [50, 40, 30, 20] {
+            assert!(a.need_sender_event(Time(t)));
+        }
+        assert_eq!(a.queued, [Time(20), Time(30), Time(40)]);
     }
 }

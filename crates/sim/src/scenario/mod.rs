@@ -401,7 +401,13 @@ const MAX_FLOWS: usize = 100_000;
 ///    scaling ratio, 1.25 x `rwnd`, the SYN-ACK's `rwnd` itself, and the
 ///    sender keeps within `rwnd`; out-of-order data takes the room above
 ///    `rwnd` first (before: the clamp was `rwnd`).
-pub const MODEL_VERSION: u32 = 19;
+/// 20: the sender's timers as Linux's (`world::Armed`): an event that comes
+///    before the sender's deadline (it moved later since it was queued)
+///    re-arms and does nothing else, as `tcp_write_timer_handler` does when
+///    it fires before `icsk_timeout`; before, it called the sender, whose
+///    transmit could send or arm pacing at a moment Linux has no wake-up.
+///    A deadline queues no event while one queued comes no later.
+pub const MODEL_VERSION: u32 = 20;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

@@ -98,6 +98,28 @@ def signalling_popen(monkeypatch) -> list[subprocess.Popen]:
     return started
 
 
+def test_a_signal_as_the_clean_up_begins_still_runs_every_step(monkeypatch):
+    """A signal that comes after ``cleanup`` is called but before it holds
+    the signals (the moment a Linux run's probe namespace and lock were
+    left behind, 2026-11-28) is raised after the steps, not before them."""
+    from ccarena import interrupt
+
+    hold = interrupt.held
+
+    def signalled_first():
+        _self()  # lands before the signals are held
+        return hold()
+
+    ran = []
+    with SignalGuard() as guard:
+        monkeypatch.setattr(interrupt, "held", signalled_first)
+        with pytest.raises(Interrupted) as e:
+            guard.cleanup(lambda: ran.append("namespaces"), lambda: ran.append("lock"))
+        monkeypatch.setattr(interrupt, "held", hold)
+    assert ran == ["namespaces", "lock"]
+    assert e.value.exit_status == 130
+
+
 def test_an_interrupt_as_a_command_starts_leaves_no_child_behind(tmp_path, signalling_popen):
     """The signal is held until the command is done and reaped (no orphan
     doing its work after the clean-up, no zombie). Without the deferral

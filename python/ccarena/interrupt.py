@@ -166,10 +166,19 @@ class SignalGuard:
         self.active = _main_thread()
         self._old: dict[int, object] = {}
         self.fired = False
+        # Set first thing in ``cleanup``: a signal that comes before the
+        # clean-up holds the signals is recorded here, not raised, so it
+        # cannot skip the steps (a run's probe namespace and lock were left
+        # by a SIGINT that came between ``finally`` and ``held()``).
+        self._cleaning = False
+        self._early: list[int] = []
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         if self.fired:
             return  # the run is already ending by a signal
+        if self._cleaning:
+            self._early.append(signum)
+            return
         self.fired = True
         raise Interrupted(signum)
 
@@ -183,6 +192,7 @@ class SignalGuard:
         is raised after all steps ran; an interrupt that came during an
         ordinary clean-up is raised after the steps too (one that came
         during a clean-up a signal started is absorbed)."""
+        self._cleaning = True
         errors: list[Exception] = []
         with held() as pending:
             for step in steps:
@@ -190,6 +200,9 @@ class SignalGuard:
                     step()
                 except Exception as e:  # every step runs; the first error is reported
                     errors.append(e)
+        self._cleaning = False
+        pending = self._early + pending
+        self._early = []
         if pending and not self.fired:
             self.fired = True
             raise Interrupted(pending[0])

@@ -157,7 +157,10 @@ def preflight() -> Path:
     with SignalGuard() as guard:
         owner: netns.Owner | None = None
         try:
-            owner = netns.Owner()
+            # A signal waits until `owner` holds the lock it creates (else
+            # the clean-up below would not know of the lock).
+            with deferred():
+                owner = netns.Owner()
             cp = netns.run(["ip", "netns", "add", f"{owner.prefix}-rtr"], check=False)
             if cp.returncode != 0:
                 msg = (cp.stderr or cp.stdout).strip()
@@ -574,7 +577,8 @@ def execute(
         procs = _Procs()
         topo: Topology | None = None
         try:
-            owner = netns.Owner()
+            with deferred():  # as in `preflight`
+                owner = netns.Owner()
             workdir = owner.workdir()
             topo = Topology(owner.prefix)
             raw = run_in_namespaces(

@@ -585,7 +585,8 @@ impl<'a, T: Taps> World<'a, T> {
         }
     }
 
-    /// Keep one pending timer event per sender, at its earliest deadline.
+    /// Make sure an event comes for the sender's deadline, as it is after
+    /// whatever touched the sender (`Armed::need_sender_event`).
     fn arm_sender(&mut self, i: u32) {
         let t = self.flows[i as usize]
             .sender

@@ -293,22 +293,19 @@ impl Sender {
         }
     }
 
-    /// When `on_timer` must next be called.
-    pub fn next_deadline(&self) -> Option<Time> {
-        // The earliest of the armed timers, without branches on which are
-        // armed (`Time::NEVER` for one that is not): asked after every
-        // event that touches the sender.
+    /// When `on_timer` must next be called ([`Time::NEVER`]: no timer is
+    /// armed): the earliest of the armed timers, without branches on which
+    /// are armed, as it is asked after every event that touches the sender.
+    pub fn next_deadline(&self) -> Time {
         let syn = match self.phase {
             Phase::SynSent { at, tries } => {
                 at + Dur((TIMEOUT_INIT.0 << tries.min(6)).min(RTO_MAX.0))
             }
             _ => Time::NEVER,
         };
-        let t = syn
-            .min(self.xmit_timer.map_or(Time::NEVER, |(t, _)| t))
+        syn.min(self.xmit_timer.map_or(Time::NEVER, |(t, _)| t))
             .min(self.reo_timer.unwrap_or(Time::NEVER))
-            .min(self.pacing_timer.unwrap_or(Time::NEVER));
-        (t != Time::NEVER).then_some(t)
+            .min(self.pacing_timer.unwrap_or(Time::NEVER))
     }
 
     /// Open the connection: send the SYN.

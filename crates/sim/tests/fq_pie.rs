@@ -1,7 +1,7 @@
 //! FQ-PIE: per-flow PIE under FQ-CoDel's scheduler.
 
 mod common;
-use common::sim;
+use common::{samples_after, sim};
 use serde_json::json;
 
 fn shares(qdisc: &str) -> (Vec<f64>, Vec<f64>) {
@@ -18,15 +18,8 @@ fn shares_with(qdisc: &str, buffer: &str) -> (Vec<f64>, Vec<f64>) {
         "sample": {"interval": "100ms"},
         "flows": [{"cc": "cubic", "rtt": "10ms"}, {"cc": "cubic", "rtt": "50ms"}, {"cc": "cubic", "rtt": "50ms", "start": "5s", "size": "200KB"}]
     }));
-    let s = r.table("samples");
-    let (t, flow, gs) = (s.f64s("time_s"), s.i64s("flow"), s.f64s("goodput_mbps"));
     let g: Vec<f64> = (0..2)
-        .map(|k| {
-            (0..s.rows())
-                .filter(|&i| flow[i] == k && t[i] > 10.0)
-                .map(|i| gs[i])
-                .sum()
-        })
+        .map(|k| samples_after(&r, k, "goodput_mbps", 10.0).iter().sum())
         .collect();
     let f = r.table("flows");
     let q: Vec<f64> = f

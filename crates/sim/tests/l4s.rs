@@ -3,7 +3,7 @@
 
 mod common;
 use ccarena_sim::world::Results;
-use common::sim;
+use common::{samples_after, sim};
 use serde_json::json;
 
 fn dualpi2(flows: serde_json::Value) -> Results {
@@ -70,14 +70,8 @@ fn prague_and_cubic_windows_are_within_a_factor_of_two_and_rates_follow_the_rtts
             "sample": {"interval": "10ms"},
             "flows": [{"cc": "prague"}, {"cc": "cubic"}]
         }));
-        let s = r.table("samples");
-        let (t, flow) = (s.f64s("time_s"), s.i64s("flow"));
         let mean = |k: i64, col: &str| {
-            let c = s.f64s(col);
-            let v: Vec<f64> = (0..s.rows())
-                .filter(|&i| flow[i] == k && t[i] > 10.0)
-                .map(|i| c[i])
-                .collect();
+            let v = samples_after(&r, k, col, 10.0);
             v.iter().sum::<f64>() / v.len() as f64
         };
         let windows = mean(0, "cwnd_pkts") / mean(1, "cwnd_pkts");

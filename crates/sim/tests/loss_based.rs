@@ -15,8 +15,21 @@ fn summary(r: &Results, col: &str) -> f64 {
 }
 
 fn one(cc: &str, rate: &str, rtt: &str, buffer: &str, loss: &str, dur: &str) -> Results {
+    seeded(cc, rate, rtt, buffer, loss, dur, 1)
+}
+
+/// As `one`, at `seed`.
+fn seeded(
+    cc: &str,
+    rate: &str,
+    rtt: &str,
+    buffer: &str,
+    loss: &str,
+    dur: &str,
+    seed: u64,
+) -> Results {
     sim(json!({
-        "duration": dur, "seed": 1,
+        "duration": dur, "seed": seed,
         "bottleneck": {"rate": rate, "buffer": buffer},
         "path": {"rtt": rtt, "loss": loss},
         "flows": [{"cc": cc}]
@@ -290,13 +303,10 @@ fn vivace_climbs_its_utility_gradient() {
     let lossy = |cc: &str, loss: &str| {
         let u: f64 = (1..=3)
             .map(|seed| {
-                let r = sim(json!({
-                    "duration": "20s", "seed": seed,
-                    "bottleneck": {"rate": "100Mbps", "buffer": "1BDP"},
-                    "path": {"rtt": "20ms", "loss": loss},
-                    "flows": [{"cc": cc}]
-                }));
-                summary(&r, "utilization")
+                summary(
+                    &seeded(cc, "100Mbps", "20ms", "1BDP", loss, "20s", seed),
+                    "utilization",
+                )
             })
             .sum();
         u / 3.0

@@ -30,6 +30,17 @@ pub fn transitions(r: &Results, flow: i64) -> Vec<(f64, String, String)> {
         .collect()
 }
 
+/// One flow's sampled values of `col` after `from_s` seconds (the steady
+/// state a test judges, its start-up left out).
+pub fn samples_after(r: &Results, flow: i64, col: &str, from_s: f64) -> Vec<f64> {
+    let s = r.table("samples");
+    let (t, f, v) = (s.f64s("time_s"), s.i64s("flow"), s.f64s(col));
+    (0..s.rows())
+        .filter(|&i| f[i] == flow && t[i] > from_s)
+        .map(|i| v[i])
+        .collect()
+}
+
 /// A column's values in a form that compares exactly: f64s as their bits
 /// (so NaN equals NaN and 0.0 differs from -0.0), strings as they are.
 #[derive(Debug, PartialEq)]

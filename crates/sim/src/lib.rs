@@ -7,6 +7,7 @@ pub mod app;
 pub mod capture;
 pub mod cc;
 pub mod filter;
+pub mod hint;
 pub mod metrics;
 pub mod net;
 pub mod packet;

@@ -266,6 +266,18 @@ impl<E> EventQueue<E> {
         self.len
     }
 
+    /// The `k`-th event after the next one within the current slot, if
+    /// the slot holds it (a hint for prefetching: events pushed later into
+    /// this slot may come before it).
+    pub fn peek_ahead(&self, k: usize) -> Option<&E> {
+        let n = self.cur.len();
+        if k < n {
+            Some(&self.cur[n - 1 - k].1)
+        } else {
+            None
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -7,7 +7,7 @@
 //! Between them the scenarios run every congestion control, every queue
 //! discipline with and without ECN, random, Gilbert-Elliott and jitter
 //! impairments, staggered and sized flows, RTT and rate steps, a network
-//! with two-way traffic, and a capture.
+//! with two-way traffic, 600 flows, and a capture.
 //!
 //! A deliberate model change (with its own `MODEL_VERSION`) re-blesses the
 //! digests: `CCARENA_BLESS_GOLDEN=1 cargo test -p ccarena-sim --test golden`,
@@ -80,6 +80,22 @@ fn scenarios() -> Vec<(&'static str, Value)> {
                     {"cc": "cubic", "rtt": "20ms", "route": ["up", "down"]},
                     {"cc": "bbr3", "rtt": "30ms", "route": ["up"], "reverse_route": ["down"]},
                     {"cc": "reno", "rtt": "20ms", "route": ["down"], "ack_jitter": {"model": "periodic", "max": "4ms"}}
+                ]
+            }),
+        ),
+        (
+            // Enough flows for the event loop to prefetch their state
+            // (`world::PREFETCH_ABOVE`); the digests were blessed with
+            // prefetching off.
+            "many-flows",
+            json!({
+                "duration": "2s", "seed": 6,
+                "bottleneck": {"rate": "1Gbps", "buffer": "1BDP", "qdisc": "fq_codel"},
+                "path": {"rtt": "20ms", "loss": "0.1%"},
+                "flows": [
+                    {"cc": "cubic", "count": 300},
+                    {"cc": "bbr3", "count": 150, "rtt": "40ms", "start": "0.2s"},
+                    {"cc": "reno", "count": 150, "size": "100KB", "start": "0.5s"}
                 ]
             }),
         ),

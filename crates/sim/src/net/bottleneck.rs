@@ -313,6 +313,11 @@ impl Bottleneck {
         (self.held.is_some() || self.qdisc.backlog_packets() > 0).then_some(next)
     }
 
+    /// The flow of the packet waiting to leave, if any (a prefetch hint).
+    pub fn held_flow(&self) -> Option<u32> {
+        self.held.as_ref().map(|p| p.flow)
+    }
+
     /// Take the qdisc's next packet as the one waiting to leave (TBF's
     /// `qdisc_peek_dequeued`; see the module comment).
     fn dequeue_held(&mut self, now: Time) -> Option<Packet> {

@@ -138,6 +138,21 @@ impl Path {
         self.q.len() == 1
     }
 
+    /// Where the head packet lies (a prefetch hint; null when empty).
+    pub fn head_addr(&self) -> *const u8 {
+        self.q
+            .front()
+            .map_or(std::ptr::null(), |e| (e as *const (Time, Packet)).cast())
+    }
+
+    /// Where the next packet pushed will lie, about (a prefetch hint; null
+    /// when empty).
+    pub fn tail_addr(&self) -> *const u8 {
+        self.q.back().map_or(std::ptr::null(), |e| {
+            (e as *const (Time, Packet)).wrapping_add(1).cast()
+        })
+    }
+
     pub fn head_time(&self) -> Option<Time> {
         self.q.front().map(|&(t, _)| t)
     }

@@ -57,6 +57,12 @@ pub struct Scoreboard {
 }
 
 impl Scoreboard {
+    /// Where the oldest entry lies (a prefetch hint, null when none).
+    pub fn front_addr(&self) -> *const u8 {
+        self.segs
+            .front()
+            .map_or(std::ptr::null(), |s| (s as *const Seg).cast())
+    }
     pub fn base(&self) -> u32 {
         self.base
     }

@@ -308,6 +308,12 @@ impl Sender {
             .min(self.pacing_timer.unwrap_or(Time::NEVER))
     }
 
+    /// Where the oldest segment's scoreboard entry lies (what an ACK reads
+    /// first; a prefetch hint, null when none).
+    pub fn scoreboard_addr(&self) -> *const u8 {
+        self.sb.front_addr()
+    }
+
     /// Open the connection: send the SYN.
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.phase = Phase::SynSent { at: now, tries: 0 };

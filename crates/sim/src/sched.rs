@@ -5,11 +5,11 @@
 //! results of the binary heap this replaced, bit for bit).
 //!
 //! The structure is a calendar queue (Brown, "Calendar queues", CACM 1988)
-//! in the form of a hierarchical timing wheel: 4096 slots of 16.4 us cover
-//! the next 67 ms, each slot an unsorted list; the current slot's events
+//! in the form of a hierarchical timing wheel: 512 slots of 16.4 us cover
+//! the next 8.4 ms, each slot an unsorted list; the current slot's events
 //! are sorted once when the clock reaches it. Events beyond that horizon
 //! (RTO and loss-probe timers, long RTTs) wait in a coarse wheel of 64
-//! rounds of 67 ms (4.3 s), one unsorted list per round with its earliest
+//! rounds of 8.4 ms (537 ms), one unsorted list per round with its earliest
 //! key, and join the fine wheel when the clock reaches their round; later
 //! ones in a binary heap. Bitmaps of occupied slots and rounds find the next
 //! one in a few word operations however sparse the events are. A
@@ -22,7 +22,16 @@
 //! cache-missing levels per pop with 10 flows, sixteen with 10,000). The
 //! coarse wheel, counted with cachegrind against the wheel-and-heap: 10,000
 //! flows 2.1% fewer instructions and 4.5% fewer misses of a 4 MiB cache,
-//! 10 flows 0.4% more instructions (no wall-clock figure yet).
+//! 10 flows 0.4% more instructions (no wall-clock figure yet). The fine
+//! wheel had 4096 slots (67 ms) until 2026-11-28: every slot's list is
+//! written again one turn later, so the memory a turn cycles through grows
+//! with the turn's length (10 CUBIC flows at 10 Gbit/s: about 30 events of
+//! 32 bytes a slot, 4 MB a turn of 4096 slots, beyond this machine's 2 MiB
+//! L2), and a push wrote to a cold line. 512 slots: 10 flows at 10 Gbit/s
+//! 0.95x, at 1 Gbit/s 0.96x, 10 Prague flows 0.945x (whole bench
+//! processes, medians of 11-15 A/B pairs); 100 Mbit/s, 100 Gbit/s and
+//! 1,000-10,000 flows within 0.95-1.01x. 256 slots gave the same for 10
+//! flows, 1024 less; slots of 8.2 or 32.8 us instead of 16.4 no better.
 
 use crate::units::Time;
 use std::cmp::Reverse;
@@ -30,15 +39,15 @@ use std::collections::BinaryHeap;
 
 /// log2 of a slot's width in ns: 16.4 us.
 const SHIFT: u32 = 14;
-/// Slots in the wheel: 4096 x 16.4 us = 67 ms ahead of the current slot.
-const SLOTS: usize = 4096;
+/// Slots in the wheel: 512 x 16.4 us = 8.4 ms ahead of the current slot.
+const SLOTS: usize = 512;
 const MASK: u64 = SLOTS as u64 - 1;
 const WORDS: usize = SLOTS / 64;
 // One summary word covers every word of the bitmap.
 const _: () = assert!(WORDS <= 64 && SLOTS.is_multiple_of(64));
 /// log2 of the fine slots in a round: a round is one turn of the wheel.
 const ROUND_SHIFT: u32 = SLOTS.trailing_zeros();
-/// Rounds in the coarse wheel (one bitmap word): 64 x 67 ms = 4.3 s.
+/// Rounds in the coarse wheel (one bitmap word): 64 x 8.4 ms = 537 ms.
 const ROUNDS: u64 = 64;
 
 /// The slot of a key (time << 64 | sequence).

@@ -455,20 +455,15 @@ impl<'a, T: Taps> World<'a, T> {
                     prefetch(f.sender.scoreboard_addr(), 2);
                     prefetch(f.fwd.tail_addr(), 2);
                 } else {
-                    prefetch(addr(&f.sender), lines_of::<Sender>());
+                    self.prefetch_sender(i);
                     prefetch(addr(&f.rev), 2);
-                    prefetch(addr(&f.fwd), 2);
-                    prefetch(addr(&self.armed[i as usize]), 1);
                 }
             }
             Ev::SenderTimer(i) => {
-                let f = &self.flows[i as usize];
                 if heap {
-                    prefetch(f.fwd.tail_addr(), 2);
+                    prefetch(self.flows[i as usize].fwd.tail_addr(), 2);
                 } else {
-                    prefetch(addr(&self.armed[i as usize]), 1);
-                    prefetch(addr(&f.sender), lines_of::<Sender>());
-                    prefetch(addr(&f.fwd), 2);
+                    self.prefetch_sender(i);
                 }
             }
             Ev::RecvTimer(i) if !heap => prefetch(addr(&self.armed[i as usize]), 1),
@@ -487,6 +482,16 @@ impl<'a, T: Taps> World<'a, T> {
             }
             _ => {}
         }
+    }
+
+    /// What any sender event reads first: its deadline, the sender, and
+    /// the forward path it sends on.
+    fn prefetch_sender(&self, i: u32) {
+        use crate::hint::{addr, lines_of, prefetch};
+        let f = &self.flows[i as usize];
+        prefetch(addr(&self.armed[i as usize]), 1);
+        prefetch(addr(&f.sender), lines_of::<Sender>());
+        prefetch(addr(&f.fwd), 2);
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {

@@ -452,8 +452,7 @@ impl<'a, T: Taps> World<'a, T> {
                 let f = &self.flows[i as usize];
                 if heap {
                     prefetch(f.rev.head_addr(), 2);
-                    prefetch(f.sender.scoreboard_addr(), 2);
-                    prefetch(f.fwd.tail_addr(), 2);
+                    self.prefetch_sender_heap(i);
                 } else {
                     self.prefetch_sender(i);
                     prefetch(addr(&f.rev), 2);
@@ -461,7 +460,7 @@ impl<'a, T: Taps> World<'a, T> {
             }
             Ev::SenderTimer(i) => {
                 if heap {
-                    prefetch(self.flows[i as usize].fwd.tail_addr(), 2);
+                    self.prefetch_sender_heap(i);
                 } else {
                     self.prefetch_sender(i);
                 }
@@ -492,6 +491,17 @@ impl<'a, T: Taps> World<'a, T> {
         prefetch(addr(&self.armed[i as usize]), 1);
         prefetch(addr(&f.sender), lines_of::<Sender>());
         prefetch(addr(&f.fwd), 2);
+    }
+
+    /// What any sender event reads next through pointers: the sender's
+    /// first entries on the heap and the slot its next packet takes.
+    fn prefetch_sender_heap(&self, i: u32) {
+        use crate::hint::prefetch;
+        let f = &self.flows[i as usize];
+        for a in f.sender.heap_addrs() {
+            prefetch(a, 1);
+        }
+        prefetch(f.fwd.tail_addr(), 2);
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {

@@ -72,6 +72,19 @@ impl PushMarks {
         }
     }
 
+    /// Where the oldest mark and unsent buffer lie (what `refill` reads
+    /// first; prefetch hints, null for none).
+    pub fn front_addrs(&self) -> [*const u8; 2] {
+        [
+            self.marks
+                .front()
+                .map_or(std::ptr::null(), |m| (m as *const u32).cast()),
+            self.bufs
+                .front()
+                .map_or(std::ptr::null(), |b| (b as *const (u32, u32)).cast()),
+        ]
+    }
+
     /// The application tops the send buffer up: `snd_una` is the oldest
     /// unacknowledged segment, `snd_nxt` the next new one, `available`
     /// what it has written so far in total (bulk: unbounded), `goal` the

@@ -308,10 +308,12 @@ impl Sender {
             .min(self.pacing_timer.unwrap_or(Time::NEVER))
     }
 
-    /// Where the oldest segment's scoreboard entry lies (what an ACK reads
-    /// first; a prefetch hint, null when none).
-    pub fn scoreboard_addr(&self) -> *const u8 {
-        self.sb.front_addr()
+    /// Where the heap memory an ACK or a send reads first lies: the oldest
+    /// segment's scoreboard and RACK entries, the write queue's oldest
+    /// mark and buffer (prefetch hints; null for none).
+    pub fn heap_addrs(&self) -> [*const u8; 4] {
+        let [mark, buf] = self.push.front_addrs();
+        [self.sb.front_addr(), self.rack.front_addr(), mark, buf]
     }
 
     /// Open the connection: send the SYN.

@@ -12,6 +12,7 @@
 use crate::app::{App, Chunks};
 use crate::capture::{Capture, CaptureFile, CaptureSpec, NoCapture, Taps};
 use crate::cc::CongestionControl;
+use crate::hint::{addr, lines_of, prefetch};
 use crate::metrics::collect::{jain, DynColumns};
 use crate::metrics::schema::{
     FlowCols, FlowRow, LinkCols, LinkRow, QueueCols, SampleCols, SampleRow, SummaryCols,
@@ -57,10 +58,12 @@ enum Ev {
 }
 
 /// Flow state (bytes of [`FlowRt`]) above which the event loop prefetches
-/// the next events' flows (`World::prefetch`). Measured with `make bench`
-/// (2026-11-28): 1,000 CUBIC flows at 10 Gbit/s 0.69x and 10,000 0.70-0.75x
-/// with it; 10 and 100 flows, whose state the caches hold, 1.02-1.03x, so
-/// below 1 MiB (about 480 flows) it is off. It changes no result.
+/// the next events' flows (`World::prefetch`). Measured (2026-11-28, whole
+/// bench processes, medians of 11 A/B pairs): CUBIC at 10 Gbit/s, 10,000
+/// flows 0.76x and 1,000 0.88x with its first form, a further 0.92-0.94x
+/// and 0.975x with the RACK and write-queue entries; forced on, 10 and 100
+/// flows, whose state the caches hold, took 1.02-1.03x per packet, so below
+/// 1 MiB (about 480 flows) it is off. It changes no result.
 const PREFETCH_ABOVE: usize = 1 << 20;
 
 /// The two stages of `World::prefetch`.
@@ -437,7 +440,6 @@ impl<'a, T: Taps> World<'a, T> {
     /// memory they point to. A Link event reads the flow of the packet its
     /// link holds ready to leave, whose receiver it will call.
     fn prefetch(&self, ev: Ev, stage: Stage) {
-        use crate::hint::{addr, lines_of, prefetch};
         let heap = stage == Stage::Heap;
         match ev {
             Ev::Fwd(i) => {
@@ -486,7 +488,6 @@ impl<'a, T: Taps> World<'a, T> {
     /// What any sender event reads first: its deadline, the sender, and
     /// the forward path it sends on.
     fn prefetch_sender(&self, i: u32) {
-        use crate::hint::{addr, lines_of, prefetch};
         let f = &self.flows[i as usize];
         prefetch(addr(&self.armed[i as usize]), 1);
         prefetch(addr(&f.sender), lines_of::<Sender>());
@@ -496,7 +497,6 @@ impl<'a, T: Taps> World<'a, T> {
     /// What any sender event reads next through pointers: the sender's
     /// first entries on the heap and the slot its next packet takes.
     fn prefetch_sender_heap(&self, i: u32) {
-        use crate::hint::prefetch;
         let f = &self.flows[i as usize];
         for a in f.sender.heap_addrs() {
             prefetch(a, 1);

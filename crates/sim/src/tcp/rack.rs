@@ -72,9 +72,6 @@ impl Rack {
         }
     }
 
-    /// Drop entries at the front that were since delivered or re-sent
-    /// (called after each cumulative ACK, so the queue stays as long as the
-    /// packets in flight).
     /// Where the oldest outstanding packet's entry lies (what `prune`
     /// reads first; a prefetch hint, null when none).
     pub fn front_addr(&self) -> *const u8 {
@@ -83,6 +80,9 @@ impl Rack {
             .map_or(std::ptr::null(), |e| (e as *const (u32, Time)).cast())
     }
 
+    /// Drop entries at the front that were since delivered or re-sent
+    /// (called after each cumulative ACK, so the queue stays as long as the
+    /// packets in flight).
     pub fn prune(&mut self, sb: &Scoreboard) {
         while let Some(&(seq, t)) = self.tsorted.front() {
             if Self::live(sb, seq, t) {

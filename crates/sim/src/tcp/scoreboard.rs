@@ -63,6 +63,7 @@ impl Scoreboard {
             .front()
             .map_or(std::ptr::null(), |s| (s as *const Seg).cast())
     }
+
     pub fn base(&self) -> u32 {
         self.base
     }

@@ -4,10 +4,12 @@
 //! single bit of any of them, a speed-up meant to change nothing above all,
 //! fails here and names the columns that moved.
 //!
-//! Between them the scenarios run every congestion control, every queue
-//! discipline with and without ECN, random, Gilbert-Elliott and jitter
-//! impairments, staggered and sized flows, RTT and rate steps, a network
-//! with two-way traffic, 600 flows, and a capture.
+//! Between them the scenarios run every native congestion control (with
+//! HyStart++ as an option), every queue discipline with and without ECN,
+//! L4S (Prague, BBRv3's L4S mode and classic ECN over DualPI2), random,
+//! Gilbert-Elliott and jitter impairments, staggered and sized flows, RTT
+//! and rate steps, a network with two-way traffic, 600 flows, and a
+//! capture. (A Python controller is guarded by its own tests.)
 //!
 //! A deliberate model change (with its own `MODEL_VERSION`) re-blesses the
 //! digests: `CCARENA_BLESS_GOLDEN=1 cargo test -p ccarena-sim --test golden`,
@@ -96,6 +98,57 @@ fn scenarios() -> Vec<(&'static str, Value)> {
                     {"cc": "cubic", "count": 300},
                     {"cc": "bbr3", "count": 150, "rtt": "40ms", "start": "0.2s"},
                     {"cc": "reno", "count": 150, "size": "100KB", "start": "0.5s"}
+                ]
+            }),
+        ),
+        (
+            // L4S: Prague (AccECN), BBRv3 in its L4S mode and classic ECN
+            // CUBIC beside Not-ECT Reno over DualPI2, the step AQM only
+            // behind two queued L packets.
+            "l4s-dualpi2",
+            json!({
+                "duration": "3s", "seed": 11,
+                "bottleneck": {"rate": "50Mbps", "buffer": "2BDP", "qdisc": "dualpi2",
+                               "ecn": true, "dualpi2": {"min_qlen_step": 2}},
+                "path": {"rtt": "20ms"},
+                "flows": [
+                    {"cc": "prague", "ecn": true, "count": 2},
+                    {"cc": "bbr3", "ecn": true, "rtt": "30ms", "start": "0.4s",
+                     "cc_params": {"ect1": true, "ecn_max_rtt": "0s"}},
+                    {"cc": "cubic", "ecn": true, "rtt": "40ms"},
+                    {"cc": "reno", "size": "300KB", "start": "1s"}
+                ]
+            }),
+        ),
+        (
+            // The algorithms beyond the papers' seven, with HyStart++, over
+            // FQ-PIE with a random loss.
+            "more-algorithms-fq-pie",
+            json!({
+                "duration": "3s", "seed": 12,
+                "bottleneck": {"rate": "60Mbps", "buffer": "1BDP", "qdisc": "fq_pie"},
+                "path": {"rtt": "25ms", "loss": "0.05%"},
+                "flows": [
+                    {"cc": "vegas"}, {"cc": "westwood"}, {"cc": "htcp"},
+                    {"cc": "illinois"}, {"cc": "bic"}, {"cc": "scalable"},
+                    {"cc": "hybla", "rtt": "60ms"}, {"cc": "yeah"},
+                    {"cc": "ledbat_pp", "start": "0.5s"},
+                    {"cc": "cubic", "cc_params": {"hystart_plus_plus": true}},
+                    {"cc": "reno", "cc_params": {"hystart_plus_plus": true}, "start": "0.2s"}
+                ]
+            }),
+        ),
+        (
+            // Copa and PCC Vivace (their own pacing) with CUBIC, behind
+            // sch_fq as the bottleneck's discipline.
+            "copa-vivace-fq",
+            json!({
+                "duration": "3s", "seed": 13,
+                "bottleneck": {"rate": "40Mbps", "buffer": "2BDP", "qdisc": "fq"},
+                "path": {"rtt": "20ms"},
+                "flows": [
+                    {"cc": "copa"}, {"cc": "vivace", "rtt": "30ms"},
+                    {"cc": "cubic", "start": "0.5s"}
                 ]
             }),
         ),

@@ -24,7 +24,7 @@ use super::{
     AckOutcome, CaState, CcInit, CcParams, CcState, CongestionControl, Conn, RateSample, TsoPolicy,
 };
 use crate::packet::IP_TCP_TS_HEADER;
-use crate::units::{Dur, Rate, Time};
+use crate::units::{div128, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 /// `CWND_UNIT`: one packet of `frac_cwnd`.
@@ -219,7 +219,10 @@ impl Prague {
     /// below half ssthresh; bursts of 2^-12 s.
     fn update_pacing(&mut self, srtt: Dur, in_flight: u32) {
         let pkts = ((self.frac_cwnd >> CWND_UNIT) as u32).max(in_flight).max(1) as u128;
-        let mut rate = (self.mtu as u128 * pkts * 1_000_000_000 / srtt.0.max(1) as u128) as u64;
+        let mut rate = div128(
+            self.mtu as u128 * pkts * 1_000_000_000,
+            srtt.0.max(1) as u128,
+        ) as u64;
         rate = rate.max(MINIMUM_RATE);
         if self.cwnd < self.ssthresh / 2 {
             rate = rate.saturating_mul(2);
@@ -256,7 +259,10 @@ impl CongestionControl for Prague {
             if acked > 0 {
                 // `DIV64_U64_ROUND_CLOSEST`.
                 let f = self.frac_cwnd.max(1) as u128;
-                let inc = ((((acked * self.ai_ack_increase) as u128) << CWND_UNIT) + f / 2) / f;
+                let inc = div128(
+                    (((acked * self.ai_ack_increase) as u128) << CWND_UNIT) + f / 2,
+                    f,
+                );
                 let inc = inc as u64;
                 self.frac_cwnd += inc.max(acked);
             }

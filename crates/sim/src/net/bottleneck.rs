@@ -268,17 +268,15 @@ impl Bottleneck {
             if self.held.is_none() {
                 self.dequeue_held(now);
             }
-            let pkt = self.held?;
+            let wire = self.held.as_ref()?.wire_len();
             self.refill(now);
-            let cost = self
-                .rate
-                .tx_time(Bytes(pkt.wire_len() as u64 + self.overhead));
+            let cost = self.rate.tx_time(Bytes(wire as u64 + self.overhead));
             if self.tokens < cost {
                 return Some(now + (cost - self.tokens));
             }
             self.tokens -= cost;
-            self.held = None;
-            self.depart(now, pkt);
+            let pkt = self.held.take().expect("held");
+            self.depart(now, &pkt);
             out.push(pkt);
         }
     }
@@ -304,7 +302,7 @@ impl Bottleneck {
                 left -= tr.in_transit;
                 tr.in_transit = 0;
                 let pkt = self.held.take().expect("in transit");
-                self.depart(t, pkt);
+                self.depart(t, &pkt);
                 out.push(pkt);
             }
         }
@@ -330,7 +328,7 @@ impl Bottleneck {
         self.held
     }
 
-    fn depart(&mut self, now: Time, pkt: Packet) {
+    fn depart(&mut self, now: Time, pkt: &Packet) {
         let f = &mut self.flows[pkt.flow as usize];
         f.backlog_bytes -= pkt.wire_len() as u64;
         f.backlog_pkts -= 1;

@@ -41,23 +41,19 @@ def test_signals_are_held_even_when_another_thread_would_take_them():
     t = threading.Thread(target=stop.wait, daemon=True)
     t.start()
     try:
-        with pytest.raises(Interrupted) as e, SignalGuard() as guard:
-            try:
-                raise RuntimeError("the run failed")
-            finally:
-                started: list[int] = []
-                done: list[int] = []
-                # Python-level work after the signal (a comprehension checks
-                # for signals between bytecodes; a C call such as sum() would
-                # not, and would pass under a mask-based clean-up too).
-                guard.cleanup(
-                    lambda: (
-                        started.append(1),
-                        _self(signal.SIGHUP),
-                        [x for x in range(300_000)],
-                        done.append(1),
-                    )
-                )
+        started: list[int] = []
+        done: list[int] = []
+        # Python-level work after the signal (a comprehension checks for
+        # signals between bytecodes; a C call such as sum() would not, and
+        # would pass under a mask-based clean-up too).
+        step = lambda: (  # noqa: E731
+            started.append(1),
+            _self(signal.SIGHUP),
+            [x for x in range(300_000)],
+            done.append(1),
+        )
+        with pytest.raises(Interrupted) as e, SignalGuard(step):
+            raise RuntimeError("the run failed")
         # The step ran once, uninterrupted; the signal ends the run after it
         # (a pthread_sigmask clean-up: started 5 times, never done).
         assert started == [1] and done == [1] and e.value.exit_status == 128 + signal.SIGHUP
@@ -68,14 +64,11 @@ def test_signals_are_held_even_when_another_thread_would_take_them():
 
 def test_a_guarded_block_ends_with_the_signals_status_and_cleans_up_once():
     steps = []
-    with pytest.raises(Interrupted) as e, SignalGuard() as guard:
-        try:
-            _self(signal.SIGTERM)
-            raise AssertionError("not interrupted")
-        finally:
-            # A second signal during the clean-up is absorbed: the run ends
-            # with the first one's status and the step ran once.
-            guard.cleanup(lambda: (steps.append(1), _self(signal.SIGINT)))
+    # A second signal during the clean-up is absorbed: the run ends with the
+    # first one's status and the step ran once.
+    with pytest.raises(Interrupted) as e, SignalGuard(lambda: (steps.append(1), _self(signal.SIGINT))):
+        _self(signal.SIGTERM)
+        raise AssertionError("not interrupted")
     assert e.value.exit_status == 128 + signal.SIGTERM
     assert steps == [1]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
@@ -99,7 +92,7 @@ def signalling_popen(monkeypatch) -> list[subprocess.Popen]:
 
 
 def test_a_signal_as_the_clean_up_begins_still_runs_every_step(monkeypatch):
-    """A signal that comes after ``cleanup`` is called but before it holds
+    """A signal that comes as the block ends but before the clean-up holds
     the signals (the moment a Linux run's probe namespace and lock were
     left behind, 2026-11-28) is raised after the steps, not before them."""
     from ccarena import interrupt
@@ -111,11 +104,41 @@ def test_a_signal_as_the_clean_up_begins_still_runs_every_step(monkeypatch):
         return hold()
 
     ran = []
-    with SignalGuard() as guard:
+    with (
+        pytest.raises(Interrupted) as e,
+        SignalGuard(lambda: ran.append("namespaces"), lambda: ran.append("lock")),
+    ):
         monkeypatch.setattr(interrupt, "held", signalled_first)
-        with pytest.raises(Interrupted) as e:
-            guard.cleanup(lambda: ran.append("namespaces"), lambda: ran.append("lock"))
-        monkeypatch.setattr(interrupt, "held", hold)
+    assert ran == ["namespaces", "lock"]
+    assert e.value.exit_status == 130
+
+
+def test_a_signal_at_the_clean_ups_first_instruction_still_runs_every_step():
+    """No bytecode is left between the block and its clean-up: a signal
+    Python handles at the very entry of ``__exit__`` (sent from a profile
+    hook on its call, so handled before its first line) is recorded and
+    raised after the steps. A clean-up called from ``finally`` had this
+    one call unguarded."""
+    from ccarena.interrupt import _EXIT
+
+    sent = []
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code is _EXIT and not sent:
+            sent.append(1)
+            _self()
+            [x for x in range(1000)]  # a backward jump: Python checks for signals here
+
+    ran = []
+    with pytest.raises(Interrupted) as e:
+        guard = SignalGuard(lambda: ran.append("namespaces"), lambda: ran.append("lock"))
+        sys.setprofile(hook)
+        try:
+            with guard:
+                pass
+        finally:
+            sys.setprofile(None)
+    assert sent == [1]
     assert ran == ["namespaces", "lock"]
     assert e.value.exit_status == 130
 

@@ -26,15 +26,21 @@ them to its owner (``SignalGuard.cleanup``).
   ``preload()`` imports a command's modules deferred. Starting a process
   is not interruptible either (an interrupt inside ``Popen``, after the
   fork, leaves a child nobody waits for: ``linux.netns.run``).
-- ``SignalGuard``: installs its own handler for SIGINT, SIGTERM and SIGHUP
-  whatever the inherited disposition (a shell starts ``ccarena run ... &``
-  in a script with SIGINT ignored; that run must still stop on ``kill
-  -INT``); the first signal raises ``Interrupted``, later ones are absorbed
-  (the run is already ending; the command exits with the first one's
-  status); ``cleanup(*steps)`` runs every step with the signals held, even
-  when one fails, and raises, after the steps, an interrupt that came
-  during an ordinary (not signal-started) clean-up; on exit the previous
-  handlers return.
+- ``SignalGuard(*steps)``: installs its own handler for SIGINT, SIGTERM
+  and SIGHUP whatever the inherited disposition (a shell starts ``ccarena
+  run ... &`` in a script with SIGINT ignored; that run must still stop on
+  ``kill -INT``); the first signal raises ``Interrupted``, later ones are
+  absorbed (the run is already ending; the command exits with the first
+  one's status). Its ``__exit__`` runs the clean-up ``steps`` (given when
+  the guard is made, before anything they remove exists: closures over
+  the caller's variables) with the signals held, every one even when one
+  fails, and raises, after the steps, an interrupt that came during an
+  ordinary (not signal-started) clean-up; then the previous handlers
+  return. No bytecode lies unguarded between the block and its clean-up:
+  a signal Python handles while ``__exit__`` is on the stack, even at its
+  very first instruction, is recorded, never raised there (a clean-up
+  called from a ``finally`` left the call itself open: a run's probe
+  namespace and lock were left behind by a SIGINT that landed there).
 
 ``Interrupted`` is a ``KeyboardInterrupt`` carrying the signal; the command
 line exits ``128 + signal`` (130 for SIGINT, 143 for SIGTERM, 129 for
@@ -157,26 +163,24 @@ def preload(modules: Sequence[str]) -> None:
 
 
 class SignalGuard:
-    """``with SignalGuard() as g: ... finally: g.cleanup(...)`` (see the module).
+    """``with SignalGuard(step, ...): ...`` (see the module).
 
-    Outside the main thread (where Python cannot install handlers) it does
-    nothing: the caller's own handling applies."""
+    Outside the main thread (where Python cannot install handlers) it only
+    runs the steps at exit: the caller's own handling applies."""
 
-    def __init__(self) -> None:
+    def __init__(self, *steps: Callable[[], object]) -> None:
         self.active = _main_thread()
+        self._steps = steps
         self._old: dict[int, object] = {}
         self.fired = False
-        # Set first thing in ``cleanup``: a signal that comes before the
-        # clean-up holds the signals is recorded here, not raised, so it
-        # cannot skip the steps (a run's probe namespace and lock were left
-        # by a SIGINT that came between ``finally`` and ``held()``).
-        self._cleaning = False
+        # Signals Python handled while ``__exit__`` ran, before its steps
+        # hold the signals or after they let go: raised after the steps.
         self._early: list[int] = []
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         if self.fired:
             return  # the run is already ending by a signal
-        if self._cleaning:
+        if _within(frame, _EXIT):
             self._early.append(signum)
             return
         self.fired = True
@@ -187,28 +191,38 @@ class SignalGuard:
             self._old = _install(self._handler)
         return self
 
-    def cleanup(self, *steps: Callable[[], object]) -> None:
+    def __exit__(self, *exc: object) -> None:
         """Run every step with the signals held. The first error of a step
         is raised after all steps ran; an interrupt that came during an
         ordinary clean-up is raised after the steps too (one that came
         during a clean-up a signal started is absorbed)."""
-        self._cleaning = True
         errors: list[Exception] = []
-        with held() as pending:
-            for step in steps:
-                try:
-                    step()
-                except Exception as e:  # every step runs; the first error is reported
-                    errors.append(e)
-        self._cleaning = False
-        pending = self._early + pending
+        try:
+            with held() as pending:
+                for step in self._steps:
+                    try:
+                        step()
+                    except Exception as e:  # every step runs; the first error is reported
+                        errors.append(e)
+        finally:
+            if self.active:
+                _restore(self._old)
+        signals = self._early + pending
         self._early = []
-        if pending and not self.fired:
+        if signals and not self.fired:
             self.fired = True
-            raise Interrupted(pending[0])
+            raise Interrupted(signals[0])
         if errors:
             raise errors[0]
 
-    def __exit__(self, *exc: object) -> None:
-        if self.active:
-            _restore(self._old)
+
+def _within(frame: FrameType | None, code: object) -> bool:
+    """Whether ``code`` runs in ``frame`` or any frame that called it."""
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_EXIT = SignalGuard.__exit__.__code__

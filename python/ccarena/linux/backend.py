@@ -154,22 +154,19 @@ def preflight() -> Path:
             raise LinuxNotAvailable(f"{tool} not found: install iproute2, ethtool and procps")
     # The probe namespace is owned and removed like a run's (a signal here
     # must not leave it behind).
-    with SignalGuard() as guard:
-        owner: netns.Owner | None = None
-        try:
-            # A signal waits until `owner` holds the lock it creates (else
-            # the clean-up below would not know of the lock).
-            with deferred():
-                owner = netns.Owner()
-            cp = netns.run(["ip", "netns", "add", f"{owner.prefix}-rtr"], check=False)
-            if cp.returncode != 0:
-                msg = (cp.stderr or cp.stdout).strip()
-                raise LinuxNotAvailable(f"network namespaces are not available here: {msg}")
-        finally:
-            guard.cleanup(
-                lambda: netns.remove_prefix(owner.prefix) if owner is not None else None,
-                lambda: owner.release() if owner is not None else None,
-            )
+    owner: netns.Owner | None = None
+    with SignalGuard(
+        lambda: netns.remove_prefix(owner.prefix) if owner is not None else None,
+        lambda: owner.release() if owner is not None else None,
+    ):
+        # A signal waits until `owner` holds the lock it creates (else
+        # the clean-up would not know of the lock).
+        with deferred():
+            owner = netns.Owner()
+        cp = netns.run(["ip", "netns", "add", f"{owner.prefix}-rtr"], check=False)
+        if cp.returncode != 0:
+            msg = (cp.stderr or cp.stdout).strip()
+            raise LinuxNotAvailable(f"network namespaces are not available here: {msg}")
     return find_bottleneck()
 
 
@@ -568,41 +565,37 @@ def execute(
     from ..plots.timeseries import FIGURE_NAME, plot_run
 
     # Everything the run creates (lock, work directory, namespaces,
-    # processes) is removed in ``finally``, which a signal cannot interrupt
-    # (``interrupt.SignalGuard``); SIGINT/SIGTERM/SIGHUP end the run with
-    # ``Interrupted`` (exit 128 + signal).
-    with SignalGuard() as guard:
-        owner: netns.Owner | None = None
-        workdir: Path | None = None
-        procs = _Procs()
-        topo: Topology | None = None
-        try:
-            with deferred():  # as in `preflight`
-                owner = netns.Owner()
-            workdir = owner.workdir()
-            topo = Topology(owner.prefix)
-            raw = run_in_namespaces(
-                scn,
-                workdir,
-                topo,
-                procs,
-                progress=progress,
-                spin_us=spin_us,
-                batch_us=batch_us,
-                realtime=realtime,
-                frame_trace=Path(frame_trace) if frame_trace is not None else None,
-            )
-            if frame_trace is not None:
-                shutil.copyfile(workdir / "bottleneck" / "frames.csv", frame_trace)
-        finally:
-            if progress is not None:
-                progress("removing namespaces")
-            guard.cleanup(
-                procs.kill_all,
-                lambda: topo.destroy() if topo is not None else None,
-                lambda: shutil.rmtree(workdir, ignore_errors=True) if workdir is not None else None,
-                lambda: owner.release() if owner is not None else None,
-            )
+    # processes) is removed as the guard's block ends, which a signal
+    # cannot interrupt (``interrupt.SignalGuard``); SIGINT/SIGTERM/SIGHUP
+    # end the run with ``Interrupted`` (exit 128 + signal).
+    owner: netns.Owner | None = None
+    workdir: Path | None = None
+    procs = _Procs()
+    topo: Topology | None = None
+    with SignalGuard(
+        lambda: progress("removing namespaces") if progress is not None else None,
+        procs.kill_all,
+        lambda: topo.destroy() if topo is not None else None,
+        lambda: shutil.rmtree(workdir, ignore_errors=True) if workdir is not None else None,
+        lambda: owner.release() if owner is not None else None,
+    ):
+        with deferred():  # as in `preflight`
+            owner = netns.Owner()
+        workdir = owner.workdir()
+        topo = Topology(owner.prefix)
+        raw = run_in_namespaces(
+            scn,
+            workdir,
+            topo,
+            procs,
+            progress=progress,
+            spin_us=spin_us,
+            batch_us=batch_us,
+            realtime=realtime,
+            frame_trace=Path(frame_trace) if frame_trace is not None else None,
+        )
+        if frame_trace is not None:
+            shutil.copyfile(workdir / "bottleneck" / "frames.csv", frame_trace)
     tables = build_tables(scn.normalized, raw)
     check = self_check(scn.normalized, raw)
     summary = tables["summary"]

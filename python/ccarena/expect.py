@@ -38,15 +38,15 @@ print a pass/fail table and exit with status 1 when one fails.
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .cost import MAX_POINTS
-from .scenario import ScenarioError, _clip
+from .keys import ScenarioError, _clip
 from .schema import numeric_columns
-from .sweep import column_name, iter_points, parse_sweep
+from .sections import Expectation, parse_expectations, parse_sweep
+from .sweep import iter_points
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,15 +65,6 @@ __all__ = [
     "parse_expectations",
 ]
 
-OPS: dict[str, Callable[[Any, Any], bool]] = {
-    ">=": operator.ge,
-    ">": operator.gt,
-    "<=": operator.le,
-    "<": operator.lt,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
-SCOPES = ("run", "flow", "group")
 SUMMED = (
     "goodput_mbps",
     "bytes",
@@ -86,124 +77,6 @@ SUMMED = (
     "marks",
     "rto_count",
 )
-_FIELDS = {"metric", "op", "value", "scope", "flow", "group", "beside", "when", "tolerance", "name"}
-
-
-@dataclass(frozen=True)
-class Expectation:
-    metric: str
-    op: str
-    value: float
-    scope: str = "run"
-    flow: int | None = None
-    group: int | None = None
-    when: dict[str, Any] = field(default_factory=dict)
-    tolerance: float = 0.0
-    name: str = ""
-    beside: int | None = None
-
-    def describe(self) -> str:
-        if self.name:
-            return self.name
-        where = self.scope
-        if self.flow is not None:
-            where = f"flow {self.flow}"
-        elif self.group is not None:
-            where = f"group {self.group}"
-        elif self.scope != "run":
-            where = f"every {self.scope}"
-        if self.beside is not None:
-            where += f" beside flow {self.beside}"
-        text = f"{self.metric} {self.op} {self.value:g} ({where})"
-        if self.when:
-            text += " when " + ", ".join(f"{k}={v}" for k, v in self.when.items())
-        return text
-
-    def holds(self, actual: float) -> bool:
-        if actual is None or (isinstance(actual, float) and math.isnan(actual)):
-            return False
-        if self.op in ("==", "!=") and self.tolerance > 0:
-            equal = abs(actual - self.value) <= self.tolerance
-            return equal if self.op == "==" else not equal
-        return bool(OPS[self.op](actual, self.value))
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def parse_expectations(
-    items: Iterable[Mapping[str, Any]] | None, source: str = "<dict>"
-) -> list[Expectation]:
-    """Check ``[[expect]]`` tables; raises ``ScenarioError`` naming ``expect[i].<field>``."""
-    out: list[Expectation] = []
-    for i, e in enumerate(items or []):
-        where = f"expect[{i}]"
-        unknown = sorted(set(e) - _FIELDS)
-        if unknown:
-            raise ScenarioError(
-                source,
-                f"{where}.{unknown[0]}",
-                f"unknown field; expected one of {', '.join(sorted(_FIELDS))}",
-            )
-        metric = e.get("metric")
-        if not isinstance(metric, str) or not metric:
-            raise ScenarioError(source, f"{where}.metric", 'must name a column, e.g. metric = "jain"')
-        op = e.get("op", ">=")
-        if not isinstance(op, str) or op not in OPS:  # a list or table is not hashable
-            raise ScenarioError(source, f"{where}.op", f"must be one of {' '.join(OPS)}, not {op!r}")
-        value = e.get("value")
-        if not _number(value):
-            raise ScenarioError(source, f"{where}.value", f"must be a number, not {value!r}")
-        scope = e.get("scope")
-        if scope is None:
-            scope = "flow" if "flow" in e else "group" if "group" in e else "run"
-        if scope not in SCOPES:
-            raise ScenarioError(
-                source, f"{where}.scope", f"must be one of {', '.join(SCOPES)}, not {scope!r}"
-            )
-        sel: dict[str, int | None] = {"flow": None, "group": None}
-        for k in ("flow", "group"):
-            if k in e:
-                v = e[k]
-                if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                    raise ScenarioError(source, f"{where}.{k}", f"must be a flow index >= 0, not {v!r}")
-                if scope != k:
-                    raise ScenarioError(source, f"{where}.{k}", f'selects a {k}: it needs scope = "{k}"')
-                sel[k] = v
-        beside = e.get("beside")
-        if beside is not None:
-            if not isinstance(beside, int) or isinstance(beside, bool) or beside < 0:
-                raise ScenarioError(source, f"{where}.beside", f"must be a flow index >= 0, not {beside!r}")
-            if scope == "run":
-                raise ScenarioError(
-                    source, f"{where}.beside", 'selects flows: it needs scope = "flow" or "group"'
-                )
-        when = e.get("when", {})
-        if not isinstance(when, Mapping):
-            raise ScenarioError(source, f"{where}.when", "must be a table of swept keys and values")
-        tol = e.get("tolerance", 0.0)
-        if not _number(tol) or tol < 0:
-            raise ScenarioError(source, f"{where}.tolerance", f"must be a number >= 0, not {tol!r}")
-        try:
-            when = {column_name(k): v for k, v in when.items()}
-        except ValueError as err:
-            raise ScenarioError(source, f"{where}.when", str(err)) from None
-        out.append(
-            Expectation(
-                metric,
-                op,
-                float(value),
-                scope,
-                sel["flow"],
-                sel["group"],
-                when,
-                float(tol),
-                str(e.get("name", "")),
-                beside,
-            )
-        )
-    return out
 
 
 def metrics(scope: str) -> list[str]:

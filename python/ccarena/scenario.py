@@ -20,6 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .keys import (
+    _TOO_DEEP,
+    MAX_DEPTH,
+    Override,
+    ScenarioError,
+    Segment,
+    _kind,
+    _loads,
+    apply_override,
+    format_path,
+    keyword_override,
+    parse_key,
+    parse_override,
+    parse_value,
+)
+from .sections import parse_expectations, parse_sweep
 from .traces import TraceError, resolve
 
 __all__ = [
@@ -33,6 +49,7 @@ __all__ = [
     "ScenarioError",
     "apply_override",
     "format_path",
+    "keyword_override",
     "load",
     "parse_key",
     "parse_override",
@@ -40,186 +57,14 @@ __all__ = [
     "read_toml",
 ]
 
-Segment = str | int
-
 #: Where a scenario can run: the simulator, or real Linux TCP in namespaces.
 BACKENDS = ("sim", "linux")
 
 #: Limits on what a scenario may be (issue 10, hostile input); the message
 #: refusing each states it. A name names the results directory.
 MAX_FILE_BYTES = 1 << 20
-MAX_DEPTH = 32
 MAX_NAME_BYTES = 100
 _INT_RANGE = range(-(2**63), 2**64)
-_TOO_DEEP = f"nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep"
-
-
-class ScenarioError(ValueError):
-    """A scenario cannot be used as given.
-
-    ``str(e)`` is one line: ``"<source>: <field path>: <message>"``, with the
-    override named when the bad field came from one. Attributes: ``source``
-    (the file, or ``"<dict>"``), ``path`` (e.g. ``"flows[1].rtt"``; empty when
-    the problem is the whole file), ``message`` and ``override`` (the override
-    as the user wrote it, or ``None``).
-    """
-
-    def __init__(self, source: str, path: str, message: str, override: str | None = None):
-        self.source = source
-        self.path = path
-        self.message = message
-        self.override = override
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        parts = [self.source]
-        if self.path:
-            parts.append(_clip(self.path, 200))
-        msg = _clip(self.message, 600)
-        if self.override:
-            msg += f" (set by {_clip(self.override, 200)})"
-        parts.append(msg)
-        return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
-
-
-def _clip(text: str, limit: int) -> str:
-    """``text``, its middle cut when it is longer than ``limit`` (as the
-    core cuts a long value it quotes): a 100 kB value makes a readable line."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]} … ({len(text) - 2 * half} characters) … {text[-half:]}"
-
-
-# --------------------------------------------------------------------------- overrides
-
-_KEY_PART = re.compile(r"^(?P<name>[^.\[\]]*)(?P<idx>(?:\[\d+\])*)$")
-
-
-def parse_key(key: str) -> tuple[Segment, ...]:
-    """Split a dotted key into segments: ``"flows.0.rtt"`` and ``"flows[0].rtt"``
-    both give ``("flows", 0, "rtt")``. Raises ``ValueError`` on a malformed key."""
-    if not key or key.strip() != key:
-        raise ValueError(f"malformed key {key!r}")
-    segments: list[Segment] = []
-    for part in key.split("."):
-        m = _KEY_PART.match(part)
-        if m is None or (not m["name"] and not m["idx"]) or (not m["name"] and not segments):
-            raise ValueError(f"malformed key {key!r}: use dotted names and indices, like flows.0.rtt")
-        name = m["name"]
-        if name:
-            segments.append(int(name) if name.isdigit() else name)
-        segments.extend(int(i) for i in re.findall(r"\[(\d+)\]", m["idx"]))
-    return tuple(segments)
-
-
-def format_path(segments: Iterable[Segment]) -> str:
-    """The field path as the core writes it: ``("flows", 0, "rtt")`` -> ``"flows[0].rtt"``."""
-    out = ""
-    for s in segments:
-        if isinstance(s, int):
-            out += f"[{s}]"
-        else:
-            out += f".{s}" if out else (s or '""')  # a top-level key "" is named, not an empty path
-    return out
-
-
-def parse_value(text: str) -> Any:
-    """A TOML value when ``text`` parses as one (``3``, ``true``, ``0.5``,
-    ``"x"``, ``[1, 2]``, ``{max_rate = "8Mbps"}``), else the text as a string
-    (so ``100Mbps`` and ``cubic`` need no quotes)."""
-    try:
-        return _loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
-
-
-#: A run of digits longer than any int Python reads from text
-#: (``sys.get_int_max_str_digits``, at least 640).
-_LONG_DIGITS = re.compile(r"\d[\d_]{600,}")
-
-
-def _loads(text: str) -> dict[str, Any]:
-    """``tomllib.loads`` without its crashes on hostile input: an integer too
-    long for Python to read is read as 2**64 (which ``_check_values`` refuses,
-    naming the field), and a document too deep for the parser's recursion
-    raises ``ValueError``."""
-    try:
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
-            raise
-        except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
-            return tomllib.loads(_LONG_DIGITS.sub(str(2**64), text))
-    except RecursionError:
-        raise ValueError(_TOO_DEEP) from None
-
-
-@dataclass(frozen=True)
-class Override:
-    """One override: where, what, and how the user wrote it (for messages)."""
-
-    path: tuple[Segment, ...]
-    value: Any
-    origin: str
-
-    @property
-    def field(self) -> str:
-        return format_path(self.path)
-
-
-def parse_override(text: str) -> Override:
-    """Parse ``--set`` text ``KEY=VALUE``; raises ``ValueError`` if malformed."""
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise ValueError("expected KEY=VALUE, e.g. --set flows.0.rtt=50ms")
-    return Override(parse_key(key.strip()), parse_value(value.strip()), f"--set {text}")
-
-
-def keyword_override(name: str, value: Any) -> Override:
-    """A keyword-argument override of ``ccarena.run``: ``__`` stands for a dot
-    (``bottleneck__rate="50Mbps"``, ``flows__0__rtt="10ms"``); the value is
-    used as given, not parsed."""
-    return Override(parse_key(name.replace("__", ".")), value, f"{name}={value!r}")
-
-
-def _kind(v: Any) -> str:
-    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "a list"}
-    return names.get(type(v), f"a {type(v).__name__}")
-
-
-def apply_override(doc: dict[str, Any], ov: Override) -> None:
-    """Set ``ov.value`` at ``ov.path`` in ``doc`` (in place). Missing tables
-    are created; list indices must exist. Raises ``ValueError`` naming the
-    problem."""
-    node: Any = doc
-    for depth, seg in enumerate(ov.path):
-        last = depth == len(ov.path) - 1
-        here = format_path(ov.path[:depth]) or "the top level"
-        if isinstance(seg, int):
-            if not isinstance(node, list):
-                raise ValueError(f"{here} is not a list, so it has no index [{seg}]")
-            if seg >= len(node):
-                n = len(node)
-                raise ValueError(
-                    f"index {seg} is out of range: {here} has {n} entr{'y' if n == 1 else 'ies'}"
-                )
-        else:
-            if not isinstance(node, dict):
-                raise ValueError(f"{here} is {_kind(node)}, not a table, so it has no field {seg!r}")
-            if not last and seg not in node:
-                if isinstance(ov.path[depth + 1], int):
-                    raise ValueError(
-                        f"{format_path(ov.path[: depth + 1])} is not set, so it cannot be indexed"
-                    )
-                node[seg] = {}
-        if last:
-            # a copy: a later override inside this value (``bottleneck`` then
-            # ``bottleneck.buffer``) must not change the value the sweep records;
-            # as JSON, like the document (a TOML date becomes a string)
-            node[seg] = json.loads(json.dumps(ov.value, default=str))
-        else:
-            node = node[seg]
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -352,9 +197,6 @@ class Scenario:
             expect = [expect]
         if expect is not None and not (isinstance(expect, list) and all(isinstance(e, dict) for e in expect)):
             raise ScenarioError(source, "expect", "must be an array of tables: [[expect]] metric = ...")
-        from .expect import parse_expectations
-        from .sweep import parse_sweep
-
         parse_sweep(sweep, source)  # raise now, naming the field, not when the sweep starts
         parse_expectations(expect, source)
         backend = raw.get("backend")

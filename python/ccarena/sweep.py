@@ -47,7 +47,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cost import check, check_points, check_sweep_flows
-from .scenario import Override, Scenario, ScenarioError, apply_override, parse_key
+from .keys import Override, ScenarioError, apply_override, parse_key
+from .scenario import Scenario
+from .sections import Axis, SweepSpec, column_name, parse_sweep
 
 __all__ = [
     "Axis",
@@ -62,8 +64,6 @@ __all__ = [
     "parse_sweep",
 ]
 
-RESERVED = ("zip", "repeats")
-
 
 def derive_seed(base: int, repeat: int) -> int:
     """The seed of repeat ``repeat`` of a point whose base seed is ``base``
@@ -72,38 +72,6 @@ def derive_seed(base: int, repeat: int) -> int:
         return int(base)
     digest = hashlib.sha256(f"ccarena-repeat:{int(base)}:{int(repeat)}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
-
-
-def column_name(key: str) -> str:
-    """The canonical dotted form of a key, which names its column:
-    ``flows[0].cc`` -> ``flows.0.cc``."""
-    return ".".join(str(s) for s in parse_key(key))
-
-
-@dataclass(frozen=True)
-class Axis:
-    """Keys that advance together and their values: ``values[i]`` holds one
-    value per key. A plain grid axis has one key."""
-
-    keys: tuple[str, ...]
-    values: tuple[tuple[Any, ...], ...]
-
-
-@dataclass(frozen=True)
-class SweepSpec:
-    axes: tuple[Axis, ...] = ()
-    repeats: int = 1
-
-    @property
-    def keys(self) -> list[str]:
-        return [k for a in self.axes for k in a.keys]
-
-    @property
-    def size(self) -> int:
-        n = self.repeats
-        for a in self.axes:
-            n *= len(a.values)
-        return n
 
 
 @dataclass(frozen=True)
@@ -128,108 +96,6 @@ class Point:
 
 def _short(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
-
-
-def _flatten(table: Mapping[str, Any], prefix: str, out: dict[str, Any], source: str) -> None:
-    """Nested tables (TOML's unquoted dotted keys) -> dotted keys; a list ends a key."""
-    for k, v in table.items():
-        key = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, Mapping):
-            _flatten(v, key, out, source)
-        else:
-            try:
-                name = column_name(key)
-            except ValueError as e:
-                raise ScenarioError(source, f"sweep.{key}", str(e)) from None
-            out.pop(name, None)  # a later spelling of the same key wins
-            out[name] = v
-
-
-def _values(source: str, key: str, v: Any) -> list[Any]:
-    if not isinstance(v, list):
-        raise ScenarioError(source, f"sweep.{key}", f"must be a list of values, not {json.dumps(v)}")
-    if not v:
-        raise ScenarioError(source, f"sweep.{key}", "has no values")
-    return v
-
-
-def parse_sweep(sweep: Mapping[str, Any] | None, source: str = "<dict>") -> SweepSpec:
-    """Check a ``[sweep]`` table and return its axes; raises ``ScenarioError``
-    naming ``sweep.<key>``."""
-    if not sweep:
-        return SweepSpec()
-    repeats = sweep.get("repeats", 1)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ScenarioError(source, "sweep.repeats", f"must be a positive integer, not {repeats!r}")
-    grid: dict[str, Any] = {}
-    _flatten({k: v for k, v in sweep.items() if k not in RESERVED}, "", grid, source)
-    groups: list[list[str]] = []
-    zspec = sweep.get("zip")
-    if zspec is not None:
-        tables: list[Mapping[str, Any]] = []
-        if isinstance(zspec, Mapping):
-            tables = [zspec]
-        elif isinstance(zspec, list) and all(isinstance(z, Mapping) for z in zspec):
-            tables = list(zspec)
-        elif isinstance(zspec, list) and all(
-            isinstance(z, list) and all(isinstance(k, str) for k in z) for z in zspec
-        ):
-            for z in zspec:
-                names = []
-                for k in z:
-                    try:
-                        name = column_name(k)
-                    except ValueError as e:
-                        raise ScenarioError(source, "sweep.zip", str(e)) from None
-                    if name not in grid:
-                        raise ScenarioError(
-                            source, "sweep.zip", f"{k!r} is zipped but has no values in [sweep]"
-                        )
-                    names.append(name)
-                groups.append(names)
-        else:
-            raise ScenarioError(
-                source,
-                "sweep.zip",
-                'must be a list of key lists (zip = [["a.b", "c.d"]]), a table of keys and values '
-                "([sweep.zip]) or an array of such tables ([[sweep.zip]])",
-            )
-        for t in tables:
-            flat: dict[str, Any] = {}
-            _flatten(t, "", flat, source)
-            for name in flat:
-                if name in grid:
-                    raise ScenarioError(source, f"sweep.{name}", "is given both in [sweep] and in its zip")
-            grid.update(flat)
-            groups.append(list(flat))
-    seen: set[str] = set()
-    for g in groups:
-        for name in g:
-            if name in seen:
-                raise ScenarioError(source, f"sweep.{name}", "is in more than one zip group")
-            seen.add(name)
-    for name in grid:
-        if name.split(".")[0] in ("sweep", "expect", "name"):
-            raise ScenarioError(source, f"sweep.{name}", "cannot be swept")
-    values = {name: _values(source, name, v) for name, v in grid.items()}
-    group_of = {name: i for i, g in enumerate(groups) for name in g}
-    axes: list[Axis] = []
-    placed: set[int] = set()
-    for name in grid:  # in the order written; a group sits where its first key is
-        gi = group_of.get(name)
-        if gi is None:
-            axes.append(Axis((name,), tuple((v,) for v in values[name])))
-            continue
-        if gi in placed:
-            continue
-        placed.add(gi)
-        keys = tuple(groups[gi])
-        lengths = {len(values[k]) for k in keys}
-        if len(lengths) != 1:
-            detail = ", ".join(f"{k} has {len(values[k])}" for k in keys)
-            raise ScenarioError(source, "sweep.zip", f"zipped keys need equally many values: {detail}")
-        axes.append(Axis(keys, tuple(zip(*(values[k] for k in keys), strict=True))))
-    return SweepSpec(tuple(axes), repeats)
 
 
 def narrow(

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from ..cost import EXPAND_PER_FLOW_S, FLOW_OVERHEAD_S, NS_PER_PACKET, RUN_OVERHEAD_S
 from ..executors import default_jobs
-from ..scenario import _clip
+from ..keys import _clip
 from ..sweep import narrow
 from ..termtable import Rows
 from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)

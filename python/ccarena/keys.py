@@ -1,0 +1,202 @@
+"""The grammar every part of ccarena shares for a scenario document: the
+one-line ``ScenarioError``, dotted keys (``flows.0.rtt``), values as
+``--set`` writes them, and overrides applied to the document.
+
+It imports nothing of ccarena, so the scenario (``scenario.py``) and the
+grammar of its Python-only sections (``sections.py``) build on it without
+a circle.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "MAX_DEPTH",
+    "Override",
+    "ScenarioError",
+    "Segment",
+    "apply_override",
+    "format_path",
+    "keyword_override",
+    "parse_key",
+    "parse_override",
+    "parse_value",
+]
+
+Segment = str | int
+
+#: How deep tables and arrays may nest (issue 10, hostile input).
+MAX_DEPTH = 32
+_TOO_DEEP = f"nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep"
+
+
+class ScenarioError(ValueError):
+    """A scenario cannot be used as given.
+
+    ``str(e)`` is one line: ``"<source>: <field path>: <message>"``, with the
+    override named when the bad field came from one. Attributes: ``source``
+    (the file, or ``"<dict>"``), ``path`` (e.g. ``"flows[1].rtt"``; empty when
+    the problem is the whole file), ``message`` and ``override`` (the override
+    as the user wrote it, or ``None``).
+    """
+
+    def __init__(self, source: str, path: str, message: str, override: str | None = None):
+        self.source = source
+        self.path = path
+        self.message = message
+        self.override = override
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts = [self.source]
+        if self.path:
+            parts.append(_clip(self.path, 200))
+        msg = _clip(self.message, 600)
+        if self.override:
+            msg += f" (set by {_clip(self.override, 200)})"
+        parts.append(msg)
+        return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text``, its middle cut when it is longer than ``limit`` (as the
+    core cuts a long value it quotes): a 100 kB value makes a readable line."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]} … ({len(text) - 2 * half} characters) … {text[-half:]}"
+
+
+_KEY_PART = re.compile(r"^(?P<name>[^.\[\]]*)(?P<idx>(?:\[\d+\])*)$")
+
+
+def parse_key(key: str) -> tuple[Segment, ...]:
+    """Split a dotted key into segments: ``"flows.0.rtt"`` and ``"flows[0].rtt"``
+    both give ``("flows", 0, "rtt")``. Raises ``ValueError`` on a malformed key."""
+    if not key or key.strip() != key:
+        raise ValueError(f"malformed key {key!r}")
+    segments: list[Segment] = []
+    for part in key.split("."):
+        m = _KEY_PART.match(part)
+        if m is None or (not m["name"] and not m["idx"]) or (not m["name"] and not segments):
+            raise ValueError(f"malformed key {key!r}: use dotted names and indices, like flows.0.rtt")
+        name = m["name"]
+        if name:
+            segments.append(int(name) if name.isdigit() else name)
+        segments.extend(int(i) for i in re.findall(r"\[(\d+)\]", m["idx"]))
+    return tuple(segments)
+
+
+def format_path(segments: Iterable[Segment]) -> str:
+    """The field path as the core writes it: ``("flows", 0, "rtt")`` -> ``"flows[0].rtt"``."""
+    out = ""
+    for s in segments:
+        if isinstance(s, int):
+            out += f"[{s}]"
+        else:
+            out += f".{s}" if out else (s or '""')  # a top-level key "" is named, not an empty path
+    return out
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value when ``text`` parses as one (``3``, ``true``, ``0.5``,
+    ``"x"``, ``[1, 2]``, ``{max_rate = "8Mbps"}``), else the text as a string
+    (so ``100Mbps`` and ``cubic`` need no quotes)."""
+    try:
+        return _loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+#: A run of digits longer than any int Python reads from text
+#: (``sys.get_int_max_str_digits``, at least 640).
+_LONG_DIGITS = re.compile(r"\d[\d_]{600,}")
+
+
+def _loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads`` without its crashes on hostile input: an integer too
+    long for Python to read is read as 2**64 (which ``_check_values`` refuses,
+    naming the field), and a document too deep for the parser's recursion
+    raises ``ValueError``."""
+    try:
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            raise
+        except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+            return tomllib.loads(_LONG_DIGITS.sub(str(2**64), text))
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
+
+
+@dataclass(frozen=True)
+class Override:
+    """One override: where, what, and how the user wrote it (for messages)."""
+
+    path: tuple[Segment, ...]
+    value: Any
+    origin: str
+
+    @property
+    def field(self) -> str:
+        return format_path(self.path)
+
+
+def parse_override(text: str) -> Override:
+    """Parse ``--set`` text ``KEY=VALUE``; raises ``ValueError`` if malformed."""
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ValueError("expected KEY=VALUE, e.g. --set flows.0.rtt=50ms")
+    return Override(parse_key(key.strip()), parse_value(value.strip()), f"--set {text}")
+
+
+def keyword_override(name: str, value: Any) -> Override:
+    """A keyword-argument override of ``ccarena.run``: ``__`` stands for a dot
+    (``bottleneck__rate="50Mbps"``, ``flows__0__rtt="10ms"``); the value is
+    used as given, not parsed."""
+    return Override(parse_key(name.replace("__", ".")), value, f"{name}={value!r}")
+
+
+def _kind(v: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "a list"}
+    return names.get(type(v), f"a {type(v).__name__}")
+
+
+def apply_override(doc: dict[str, Any], ov: Override) -> None:
+    """Set ``ov.value`` at ``ov.path`` in ``doc`` (in place). Missing tables
+    are created; list indices must exist. Raises ``ValueError`` naming the
+    problem."""
+    node: Any = doc
+    for depth, seg in enumerate(ov.path):
+        last = depth == len(ov.path) - 1
+        here = format_path(ov.path[:depth]) or "the top level"
+        if isinstance(seg, int):
+            if not isinstance(node, list):
+                raise ValueError(f"{here} is not a list, so it has no index [{seg}]")
+            if seg >= len(node):
+                n = len(node)
+                raise ValueError(
+                    f"index {seg} is out of range: {here} has {n} entr{'y' if n == 1 else 'ies'}"
+                )
+        else:
+            if not isinstance(node, dict):
+                raise ValueError(f"{here} is {_kind(node)}, not a table, so it has no field {seg!r}")
+            if not last and seg not in node:
+                if isinstance(ov.path[depth + 1], int):
+                    raise ValueError(
+                        f"{format_path(ov.path[: depth + 1])} is not set, so it cannot be indexed"
+                    )
+                node[seg] = {}
+        if last:
+            # a copy: a later override inside this value (``bottleneck`` then
+            # ``bottleneck.buffer``) must not change the value the sweep records;
+            # as JSON, like the document (a TOML date becomes a string)
+            node[seg] = json.loads(json.dumps(ov.value, default=str))
+        else:
+            node = node[seg]

@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 # directory is not on PATH, or pyenv has not rehashed its shims yet).
 CCARENA := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/ccarena
 
-.PHONY: demo test bench fmt lint install install-test reproduce-quick sweep-bench bottleneck bench-ns3
+.PHONY: demo test bench fmt lint install install-test reproduce-quick sweep-bench bottleneck bench-ns3 bench-instructions
 
 install:
 	$(PIP) install .
@@ -32,6 +32,11 @@ test: install-test
 
 bench:
 	cargo bench -p ccarena-sim
+
+# Instructions and cache misses per packet of a few bench rows, counted by
+# cachegrind (valgrind): unlike wall time they do not drift with the day.
+bench-instructions:
+	$(PYTHON) benches/instructions.py
 
 # Every catalog experiment's quick form that the core can run (the others
 # say what they wait for; their exit status 3 does not stop the target).

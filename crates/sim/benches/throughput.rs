@@ -3,6 +3,9 @@
 //! simulated seconds per wall second, bottleneck packets per wall second,
 //! events per wall second and peak resident memory. `cargo bench -p
 //! ccarena-sim -- NAME` runs only the scenarios whose name contains NAME.
+//! `--list` prints each scenario's index and name, `--one INDEX` runs one
+//! (with `--setup-only`, only builds it): benches/instructions.py counts
+//! their instructions under cachegrind.
 
 use ccarena_sim::cc::CcConfig;
 use ccarena_sim::scenario::normalize_json;
@@ -204,7 +207,9 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
-fn run_one(idx: usize) {
+/// Run scenario `idx` and print its figures on one line; `setup_only`:
+/// build the world and stop (for counting what the run alone costs).
+fn run_one(idx: usize, setup_only: bool) {
     let j = (scenarios()[idx].1)();
     let sc = match normalize_json(&j.to_string()) {
         Ok(sc) => sc,
@@ -218,6 +223,10 @@ fn run_one(idx: usize) {
     let t0 = Instant::now();
     let world = ccarena_sim::world::World::new(&sc);
     let built = LIVE.load(Relaxed);
+    if setup_only {
+        println!("SETUP {flows}");
+        return;
+    }
     PEAK.store(built, Relaxed);
     let r = world.run();
     let wall = t0.elapsed().as_secs_f64();
@@ -248,7 +257,17 @@ fn run_one(idx: usize) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--one") {
-        run_one(args[i + 1].parse().expect("scenario index"));
+        run_one(
+            args[i + 1].parse().expect("scenario index"),
+            args.iter().any(|a| a == "--setup-only"),
+        );
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        // For benches/instructions.py: each scenario's index and name.
+        for (i, (name, _)) in scenarios().iter().enumerate() {
+            println!("{i}\t{name}");
+        }
         return;
     }
     let exe = std::env::current_exe().expect("own path");

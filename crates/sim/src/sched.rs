@@ -191,11 +191,16 @@ impl<E> EventQueue<E> {
         Some(w * 64 + self.bits[w].trailing_zeros() as usize)
     }
 
-    /// Make `cur` hold the next slot's events (if any), sorted.
+    /// Make `cur` hold the next slot's events (if any), sorted. Inline:
+    /// asked twice an event (`peek_time`, `pop`), it usually finds them.
+    #[inline]
     fn advance(&mut self) -> bool {
-        if !self.cur.is_empty() {
-            return true;
-        }
+        !self.cur.is_empty() || self.next_slot()
+    }
+
+    /// `advance` when the current slot is spent: move to the next occupied one.
+    #[inline(never)]
+    fn next_slot(&mut self) -> bool {
         if self.len == 0 {
             return false;
         }

@@ -193,7 +193,18 @@ impl Bottleneck {
         }
     }
 
+    /// Take what the qdisc reported during an enqueue or a dequeue.
+    #[inline]
     fn drain_events(&mut self) {
+        // Most enqueues and dequeues report nothing: no call for them.
+        if !self.events.is_empty() {
+            self.account_events();
+        }
+    }
+
+    /// Count the drops and marks the qdisc reported against their flows.
+    #[inline(never)]
+    fn account_events(&mut self) {
         for ev in self.events.drain(..) {
             match ev {
                 QdiscEvent::Drop { pkt, cause } => {

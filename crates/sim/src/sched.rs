@@ -134,8 +134,13 @@ impl<E> EventQueue<E> {
             "event scheduled before the current one"
         );
         if slot == self.cur_slot {
-            // Largest first: the new key goes after every larger key.
-            let at = self.cur.partition_point(|e| e.0 > key);
+            // Largest first: the new key goes after every larger key. Found
+            // from the end (the earliest events), where an event this close
+            // usually lands: as many steps as the move `insert` makes.
+            let mut at = self.cur.len();
+            while at > 0 && self.cur[at - 1].0 < key {
+                at -= 1;
+            }
             self.cur.insert(at, (key, ev));
         } else if slot - self.cur_slot < SLOTS as u64 {
             self.put_fine(slot, key, ev);

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .cost import MAX_POINTS
-from .keys import ScenarioError, _clip
+from .keys import ScenarioError, clip
 from .schema import numeric_columns
 from .sections import Expectation, parse_expectations, parse_sweep
 from .sweep import iter_points
@@ -134,7 +134,7 @@ def check_expectations(
             raise ScenarioError(
                 source,
                 f"{where}.metric",
-                f"no metric {_clip(e.metric, 60)!r} for scope {e.scope!r}; "
+                f"no metric {clip(e.metric, 60)!r} for scope {e.scope!r}; "
                 f"expected one of {', '.join(allowed)}",
             )
         for k, j, index in (("flow", 0, e.flow), ("group", 1, e.group), ("beside", 0, e.beside)):
@@ -161,7 +161,7 @@ def check_expectations(
                     f"expected a swept key: {', '.join(spec.keys)}" if spec.keys else "there is no [sweep]"
                 )
                 raise ScenarioError(
-                    source, f"{where}.when", f"{_clip(key, 60)!r} is not swept, so it selects no run; {swept}"
+                    source, f"{where}.when", f"{clip(key, 60)!r} is not swept, so it selects no run; {swept}"
                 )
 
 
@@ -334,7 +334,7 @@ def check_experiment(expectations: list[Expectation], exp: Any) -> list[Outcome]
         if run not in cache:
             cache[run] = pq.read_table(exp.path / run / "flows.parquet").to_pandas()
         # a whole swept workload (bbrv3-insights/fig14) is 400 kB of JSON
-        label = " ".join(f"{k}={_clip(str(v), 40)}" for k, v in values.items())
+        label = " ".join(f"{k}={clip(str(v), 40)}" for k, v in values.items())
         label = (label + f" repeat={row['repeat']}").strip() if len(exp.runs) > 1 else "run"
         runs.append((label, values, exp.runs.iloc[[i]], cache[run]))
     return check_all(expectations, runs)

@@ -13,7 +13,7 @@ one, the terminal status line's refresh thread, and a mask-based clean-up
 was measured being interrupted there. So holding is done in the handler:
 while a ``held()`` block runs, the three signals' handler only records
 them; the outermost block then hands them on (``deferred``) or leaves
-them to its owner (``SignalGuard.cleanup``).
+them to its owner (``SignalGuard``'s clean-up).
 
 - ``deferred()``: the signals wait until the block ends, then reach the
   handler the process had (``signal.raise_signal``). Imports are not

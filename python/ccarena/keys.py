@@ -18,12 +18,16 @@ from typing import Any
 
 __all__ = [
     "MAX_DEPTH",
+    "TOO_DEEP",
     "Override",
     "ScenarioError",
     "Segment",
     "apply_override",
+    "clip",
     "format_path",
     "keyword_override",
+    "kind_of",
+    "loads_toml",
     "parse_key",
     "parse_override",
     "parse_value",
@@ -33,7 +37,7 @@ Segment = str | int
 
 #: How deep tables and arrays may nest (issue 10, hostile input).
 MAX_DEPTH = 32
-_TOO_DEEP = f"nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep"
+TOO_DEEP = f"nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep"
 
 
 class ScenarioError(ValueError):
@@ -56,15 +60,15 @@ class ScenarioError(ValueError):
     def __str__(self) -> str:
         parts = [self.source]
         if self.path:
-            parts.append(_clip(self.path, 200))
-        msg = _clip(self.message, 600)
+            parts.append(clip(self.path, 200))
+        msg = clip(self.message, 600)
         if self.override:
-            msg += f" (set by {_clip(self.override, 200)})"
+            msg += f" (set by {clip(self.override, 200)})"
         parts.append(msg)
         return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     """``text``, its middle cut when it is longer than ``limit`` (as the
     core cuts a long value it quotes): a 100 kB value makes a readable line."""
     if len(text) <= limit:
@@ -109,7 +113,7 @@ def parse_value(text: str) -> Any:
     ``"x"``, ``[1, 2]``, ``{max_rate = "8Mbps"}``), else the text as a string
     (so ``100Mbps`` and ``cubic`` need no quotes)."""
     try:
-        return _loads(f"v = {text}")["v"]
+        return loads_toml(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
 
@@ -119,7 +123,7 @@ def parse_value(text: str) -> Any:
 _LONG_DIGITS = re.compile(r"\d[\d_]{600,}")
 
 
-def _loads(text: str) -> dict[str, Any]:
+def loads_toml(text: str) -> dict[str, Any]:
     """``tomllib.loads`` without its crashes on hostile input: an integer too
     long for Python to read is read as 2**64 (which ``_check_values`` refuses,
     naming the field), and a document too deep for the parser's recursion
@@ -132,7 +136,7 @@ def _loads(text: str) -> dict[str, Any]:
         except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
             return tomllib.loads(_LONG_DIGITS.sub(str(2**64), text))
     except RecursionError:
-        raise ValueError(_TOO_DEEP) from None
+        raise ValueError(TOO_DEEP) from None
 
 
 @dataclass(frozen=True)
@@ -163,7 +167,7 @@ def keyword_override(name: str, value: Any) -> Override:
     return Override(parse_key(name.replace("__", ".")), value, f"{name}={value!r}")
 
 
-def _kind(v: Any) -> str:
+def kind_of(v: Any) -> str:
     names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "a list"}
     return names.get(type(v), f"a {type(v).__name__}")
 
@@ -186,7 +190,7 @@ def apply_override(doc: dict[str, Any], ov: Override) -> None:
                 )
         else:
             if not isinstance(node, dict):
-                raise ValueError(f"{here} is {_kind(node)}, not a table, so it has no field {seg!r}")
+                raise ValueError(f"{here} is {kind_of(node)}, not a table, so it has no field {seg!r}")
             if not last and seg not in node:
                 if isinstance(ov.path[depth + 1], int):
                     raise ValueError(

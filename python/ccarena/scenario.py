@@ -21,16 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from .keys import (
-    _TOO_DEEP,
     MAX_DEPTH,
+    TOO_DEEP,
     Override,
     ScenarioError,
     Segment,
-    _kind,
-    _loads,
     apply_override,
     format_path,
     keyword_override,
+    kind_of,
+    loads_toml,
     parse_key,
     parse_override,
     parse_value,
@@ -191,7 +191,7 @@ class Scenario:
         extras = {k: raw.pop(k) for k in PY_ONLY_KEYS if k in raw}
         sweep = extras.get("sweep")
         if sweep is not None and not isinstance(sweep, dict):
-            raise ScenarioError(source, "sweep", f"must be a table, not {_kind(sweep)}")
+            raise ScenarioError(source, "sweep", f"must be a table, not {kind_of(sweep)}")
         expect = extras.get("expect")
         if isinstance(expect, dict):  # a single [expect] table
             expect = [expect]
@@ -296,7 +296,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     if len(data) > MAX_FILE_BYTES:
         raise refuse(f"larger than {MAX_FILE_BYTES >> 20} MiB, the most a scenario file may be")
     try:
-        doc = _loads(data.decode("utf-8"))
+        doc = loads_toml(data.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise refuse(f"cannot read: not UTF-8 ({e.reason} at byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
@@ -321,7 +321,7 @@ def _check_values(value: Any, source: str, at: tuple[Segment, ...] = (), overrid
         elif isinstance(v, int) and not isinstance(v, bool) and v not in _INT_RANGE:
             problem = "integer out of range: expected one that fits in 64 bits (-2^63 to 2^64-1)"
         elif isinstance(v, Mapping | list | tuple) and len(where) >= MAX_DEPTH:
-            problem = _TOO_DEEP
+            problem = TOO_DEEP
         elif isinstance(v, Mapping):
             stack.extend(((*where, str(k)), x) for k, x in reversed(list(v.items())))
         elif isinstance(v, list | tuple):

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from ..cost import EXPAND_PER_FLOW_S, FLOW_OVERHEAD_S, NS_PER_PACKET, RUN_OVERHEAD_S
 from ..executors import default_jobs
-from ..keys import _clip
+from ..keys import clip
 from ..sweep import narrow
 from ..termtable import Rows
 from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
@@ -115,7 +115,7 @@ def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
         if e.beside is not None:
             claim += f" beside flow {e.beside}"
         if e.when:
-            claim += " when " + ", ".join(f"{k}={_clip(str(v), 40)}" for k, v in e.when.items())
+            claim += " when " + ", ".join(f"{k}={clip(str(v), 40)}" for k, v in e.when.items())
         if not o.checks:
             holds, value, at = "n/a", "", "no run here has these values"
         else:

@@ -34,3 +34,8 @@ pub fn lines_of<T>() -> usize {
 pub fn addr<T>(x: &T) -> *const u8 {
     (x as *const T).cast()
 }
+
+/// Where `x` lies, null for none (a queue's front entry as a hint).
+pub fn addr_of<T>(x: Option<&T>) -> *const u8 {
+    x.map_or(std::ptr::null(), addr)
+}

@@ -140,9 +140,7 @@ impl Path {
 
     /// Where the head packet lies (a prefetch hint; null when empty).
     pub fn head_addr(&self) -> *const u8 {
-        self.q
-            .front()
-            .map_or(std::ptr::null(), |e| (e as *const (Time, Packet)).cast())
+        crate::hint::addr_of(self.q.front())
     }
 
     /// Where the next packet pushed will lie, about (a prefetch hint; null

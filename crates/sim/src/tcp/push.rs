@@ -41,6 +41,7 @@
 //! the queue's tail (model version 18; before, the buffers were cut at
 //! multiples of the current goal, counted from the flow's first segment).
 
+use crate::hint::addr_of;
 use std::collections::VecDeque;
 
 /// `TCP_INIT_CWND`, the floor of `tcp_sndbuf_expand`'s segment count.
@@ -75,14 +76,7 @@ impl PushMarks {
     /// Where the oldest mark and unsent buffer lie (what `refill` reads
     /// first; prefetch hints, null for none).
     pub fn front_addrs(&self) -> [*const u8; 2] {
-        [
-            self.marks
-                .front()
-                .map_or(std::ptr::null(), |m| (m as *const u32).cast()),
-            self.bufs
-                .front()
-                .map_or(std::ptr::null(), |b| (b as *const (u32, u32)).cast()),
-        ]
+        [addr_of(self.marks.front()), addr_of(self.bufs.front())]
     }
 
     /// The application tops the send buffer up: `snd_una` is the oldest

@@ -75,9 +75,7 @@ impl Rack {
     /// Where the oldest outstanding packet's entry lies (what `prune`
     /// reads first; a prefetch hint, null when none).
     pub fn front_addr(&self) -> *const u8 {
-        self.tsorted
-            .front()
-            .map_or(std::ptr::null(), |e| (e as *const (u32, Time)).cast())
+        crate::hint::addr_of(self.tsorted.front())
     }
 
     /// Drop entries at the front that were since delivered or re-sent

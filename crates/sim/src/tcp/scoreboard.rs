@@ -59,9 +59,7 @@ pub struct Scoreboard {
 impl Scoreboard {
     /// Where the oldest entry lies (a prefetch hint, null when none).
     pub fn front_addr(&self) -> *const u8 {
-        self.segs
-            .front()
-            .map_or(std::ptr::null(), |s| (s as *const Seg).cast())
+        crate::hint::addr_of(self.segs.front())
     }
 
     pub fn base(&self) -> u32 {

@@ -564,11 +564,20 @@ def test_a_max_rate_paces_the_kernel_as_sch_fq_would(tmp_path):
 def test_a_stopped_flow_leaves_on_the_kernel_as_in_the_simulator(tmp_path):
     # flows[0].stop = 3 s: its sender stops writing and shuts down once
     # what it wrote is sent (generator revision 5; before, the kernel's
-    # flow ran to the end). Measured: the flow completes at 3.25 s on the
-    # kernel, 3.38 s in the simulator; the two flows' goodput before the
-    # stop splits differently from run to run (flow 0: 44.4 and 50.4
-    # Mbit/s over the run in two kernel runs, 45.4 in the simulator), so
-    # what is compared is the flow's end and the link after it.
+    # flow ran to the end). Measured: the flow completes at 3.16-3.32 s on
+    # the kernel (five runs), 3.41 s in the simulator; the two flows'
+    # goodput before the stop splits differently from run to run (flow 0:
+    # 44.4 and 50.4 Mbit/s over the run in two kernel runs, 45.4 in the
+    # simulator), so what is compared is the flow's end and the link after.
+    #
+    # Once flow 0 has left, flow 1 has the link alone, so it delivers all
+    # its window carries: min(link, inflight x MSS / min RTT). How much
+    # that is depends on where flow 1 is in CUBIC's cycle when flow 0
+    # leaves: a loss just before leaves it 0.7 of a share-sized window,
+    # which then takes seconds to grow back (one CI run on the kernel:
+    # 79.1 Mbit/s after 4.5 s; five runs here: 94.3-95.7). Still sharing,
+    # it would deliver about half of that (the simulator without the stop:
+    # 55.3 Mbit/s against 90.5 its window carries).
     from ccarena.linux import execute
 
     scn = Scenario.from_dict(
@@ -588,8 +597,12 @@ def test_a_stopped_flow_leaves_on_the_kernel_as_in_the_simulator(tmp_path):
         smp = res.samples
         late = smp[smp.time_s > 4.5]
         assert late[late.flow == 0].goodput_mbps.fillna(0).sum() == 0  # no rows, or idle
-        alone = late[late.flow == 1].goodput_mbps.mean()
-        assert alone > 80, alone
+        one = late[late.flow == 1]
+        carried = (one.inflight_pkts * 1448 * 8 / (one.min_rtt_ms * 1e3)).clip(upper=100 * 1448 / 1514)
+        alone = one.goodput_mbps.mean()
+        assert alone > 0.95 * carried.mean(), (alone, carried.mean())
+        before = smp[(smp.flow == 1) & (smp.time_s > 1) & (smp.time_s < 3)].goodput_mbps.mean()
+        assert alone > before, (alone, before)
     total = [float(r.flows["goodput_mbps"].sum()) for r in (lx, sim)]
     assert abs(total[0] - total[1]) / total[1] < 0.05, total
 

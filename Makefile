@@ -64,3 +64,4 @@ lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(PYTHON) -m ruff check python tests
 	$(PYTHON) -m ruff format --check python tests
+	$(PYTHON) -m mypy

@@ -410,7 +410,7 @@ def expectations_table(outcomes) -> Table:
             mark = Text("PASS", "green") if o.passed else Text("FAIL", "red")
             passed = f"{n - len(o.failures)}/{n}"
             shown = o.failures[0] if o.failures else worst
-            label, check = shown  # type: ignore[misc]
+            label, check = shown
             value = _num(check.actual, ".4g") if check.actual is not None else "—"
             at = label + (f" ({check.detail})" if check.detail else "")
         t.add_row(mark, o.expectation.describe(), passed, value, at)

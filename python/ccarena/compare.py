@@ -245,12 +245,11 @@ def compare(
 
             if console is not None:
                 with console.status(msg) as st:
-                    results[b] = execute_linux(
-                        scn,
-                        root=root,
-                        figure=figure,
-                        progress=lambda m, st=st: st.update(escape(f"{scn.name} linux: {m}")),
-                    )
+
+                    def show(m: str, st: Any = st) -> None:
+                        st.update(escape(f"{scn.name} linux: {m}"))
+
+                    results[b] = execute_linux(scn, root=root, figure=figure, progress=show)
             else:
                 results[b] = execute_linux(scn, root=root, figure=figure)
         else:

@@ -299,7 +299,12 @@ class Matrix:
         given = {
             k: v for k, v in (("linux_repeats", linux_repeats), ("sim_seeds", sim_seeds)) if v is not None
         }
-        return dataclasses.replace(self, **{k: _count(given, k, source) for k in given})
+        counts = {k: _count(given, k, source) for k in given}
+        return dataclasses.replace(
+            self,
+            linux_repeats=counts.get("linux_repeats", self.linux_repeats),
+            sim_seeds=counts.get("sim_seeds", self.sim_seeds),
+        )
 
 
 #: The run counts a matrix sets: (default, least, most).

@@ -235,7 +235,7 @@ def check(scn: Scenario, force: bool = False) -> Cost:
         return c
     over = {k: getattr(c, k) / v for k, v in LIMITS.items() if getattr(c, k) > v}
     if over:
-        worst = max(over, key=over.get)
+        worst = max(over, key=lambda k: over[k])
         # The tables' memory is the sample rows' unless there are many flows.
         rows = worst == "sample_rows" or (
             worst == "memory_bytes" and c.sample_rows * 240 > c.memory_bytes / 2

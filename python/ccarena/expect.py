@@ -110,7 +110,8 @@ def check_expectations(
     ``ScenarioError`` naming ``expect[i].<field>`` and what is allowed."""
     source = scn.source
     spec = parse_sweep(scn.sweep, source)
-    most = flow_shape(scn.normalized)
+    own = flow_shape(scn.normalized)
+    most: tuple[int, int] | None = own
     widened = not scn.sweep
 
     def widen() -> tuple[int, int] | None:
@@ -125,7 +126,7 @@ def check_expectations(
                 seen = [flow_shape(p.scenario.normalized) for p in iter_points(scn)]
             except ScenarioError:
                 return None
-        return max([most[0], *(f for f, _ in seen)]), max([most[1], *(g for _, g in seen)])
+        return max([own[0], *(f for f, _ in seen)]), max([own[1], *(g for _, g in seen)])
 
     for i, e in enumerate(expectations):
         where = f"expect[{i}]"

@@ -120,7 +120,8 @@ class _Agent(Controller):
 class CcEnv(gymnasium.Env):
     """See the module's text."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    # A class attribute, as gymnasium.make reads it; gymnasium types it as an instance one.
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}  # type: ignore[misc]
 
     def __init__(
         self,

@@ -93,7 +93,7 @@ def _install(handler: object) -> dict[int, object]:
     """Install ``handler`` for the three signals; returns the previous ones.
     A signal that a previous handler turns into an exception half way
     leaves the previous ones in place."""
-    old = {s: signal.getsignal(s) for s in SIGNALS}
+    old: dict[int, object] = {s: signal.getsignal(s) for s in SIGNALS}
     try:
         for s in SIGNALS:
             signal.signal(s, handler)  # type: ignore[arg-type]

@@ -32,7 +32,7 @@ def _meta(
 ) -> dict[str, Any]:
     from . import __version__
 
-    meta = {
+    meta: dict[str, Any] = {
         "backend": BACKEND,
         "ccarena_version": __version__,
         "hash": run_hash,

@@ -14,7 +14,7 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from .keys import ScenarioError, parse_key
 
@@ -222,7 +222,7 @@ class Expectation:
         return bool(OPS[self.op](actual, self.value))
 
 
-def _number(v: Any) -> bool:
+def _number(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 

@@ -120,7 +120,7 @@ def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
             holds, value, at = "n/a", "", "no run here has these values"
         else:
             holds = "yes" if o.passed else "no"
-            label, check = worst  # type: ignore[misc]
+            label, check = worst
             value = "" if check.actual is None else f"{check.actual:.4g}"
             at = label + (f" ({check.detail})" if check.detail else "")
         n = len(o.checks)

@@ -399,7 +399,8 @@ def lines(
         groups = []
     for i, g in enumerate(groups):
         sub = data if g is None else data[data[hue] == g]
-        xs = [str(v) for v in sub[x]] if categorical else numeric(sub[x])[0]
+        sub_num = None if categorical else numeric(sub[x])
+        xs = [str(v) for v in sub[x]] if sub_num is None else sub_num[0]
         # categories (e.g. "m,n" pairs) are not a continuum: markers, no connecting lines
         style = {"linestyle": "none"} if categorical else {}
         ax.plot(

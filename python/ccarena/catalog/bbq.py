@@ -360,7 +360,8 @@ register(
 def build_fig7(quick: bool) -> dict[str, Any]:
     period = 10 if quick else 50
     steps = [5, 10, 20, 40, 80]
-    sched_a, sched_b = [], []
+    sched_a: list[list[str]] = []
+    sched_b: list[list[str]] = []
     for i, rtt in enumerate(steps[1:], start=1):
         (sched_a if i % 2 else sched_b).append([f"{i * period}s", f"{rtt}ms"])
     doc = scenario(

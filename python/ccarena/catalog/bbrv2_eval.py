@@ -599,7 +599,7 @@ for _bbr, _loss, _id in (
 
 # fig21: AQMs ------
 
-AQMS = {
+AQMS: dict[str, dict[str, Any]] = {
     "taildrop": {"qdisc": "taildrop"},
     "cake": {"qdisc": "cake"},
     "fq_codel": {"qdisc": "fq_codel"},

@@ -497,7 +497,7 @@ def run_in_namespaces(
 def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
     from .. import __version__
 
-    meta = {
+    meta: dict[str, Any] = {
         "backend": BACKEND,
         "ccarena_version": __version__,
         "hash": scn.hash,

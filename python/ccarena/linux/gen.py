@@ -251,13 +251,13 @@ class SenderFlow:
             self.result["error"] = f"{type(e).__name__}: {e}"
         finally:
             with self.lock:
-                s, self.sock = self.sock, None
-            if s is not None:
+                held, self.sock = self.sock, None
+            if held is not None:
                 if self.final_info is None:
-                    self.snapshot_final(s, clock)
+                    self.snapshot_final(held, clock)
                 # An abortive close: the run is over, nothing should linger.
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                s.close()
+                held.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                held.close()
 
     def snapshot_final(self, s: socket.socket, clock: Clock) -> None:
         try:

@@ -193,7 +193,8 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
         dt = t - prev_time[t]
         done = snd.get(i, {}).get("done_s")
         # As the simulator: a row for each flow active during the interval.
-        if starts[i] is None or starts[i] > t + 1e-9 or (done is not None and done <= t - dt):
+        began = starts[i]
+        if began is None or began > t + 1e-9 or (done is not None and done <= t - dt):
             last_bytes[i] = b
             continue
         ti = info_at(t, by_time_flow_info.get((round(t, 9), i)), snd.get(i, {}), duration)

@@ -53,7 +53,7 @@ def runs_with_shares(exp: Any) -> pd.DataFrame:
         return runs
     per = flows.groupby(["run", "repeat", *exp.keys, "cc"], sort=False, dropna=False)["goodput_mbps"].sum()
     per = per.reset_index()
-    pos = {}
+    pos: dict[Any, list[int]] = {}
     for i, r in enumerate(runs.itertuples(index=False)):
         pos.setdefault(r.run, []).append(i)
     for cc in pd.unique(flows["cc"]):

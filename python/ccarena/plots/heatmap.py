@@ -95,7 +95,7 @@ def plot_heatmap(
         ax.set_yticklabels([f"{v:g}" for v in ynum[0]] if ynum else [str(v) for v in ys])
         ax.set_xlabel(axis_label(x, xnum[1] if xnum else ""))
         ax.set_ylabel(axis_label(y, ynum[1] if ynum else ""))
-        if f is not None:
+        if f is not None and facet:
             ax.set_title(f"{axis_label(facet)} = {f}", fontsize="medium")
     for k in range(len(facets), nrows * ncols):
         axes[k // ncols][k % ncols].set_visible(False)

@@ -370,7 +370,7 @@ def plot_panels(
         axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     if metrics and not many and not by_group and ids:
         axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
-    if n > len(metrics):
+    if queue_metric and queue is not None and n > len(metrics):
         ax = axes[-1]
         links = per_link(queue)
         for name, q in links:

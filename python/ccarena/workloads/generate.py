@@ -61,7 +61,7 @@ def scenario_flows(
     if use_chunks and workload.chunks is None:
         raise ValueError("this workload has no chunks (it is not a Replay workload)")
     per_flow: list[list[list[str]]] | None = None
-    if use_chunks:
+    if use_chunks and workload.chunks is not None:
         ch = workload.chunks.sort_values(["flow", "offset_ns"], kind="stable")
         if end_ns is not None:
             ch = ch[starts[ch.flow.to_numpy()] + ch.offset_ns.to_numpy() < end_ns]

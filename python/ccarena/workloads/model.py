@@ -240,6 +240,7 @@ def synthetic(
         else:
             duration = round(duration_s * 1e9)
     else:
+        assert duration_s is not None  # n is None only with a duration (above)
         duration = round(duration_s * 1e9)
         mean = max(gaps.mean(), 1.0)
         parts, total = [], 0

@@ -603,8 +603,14 @@ def test_a_stopped_flow_leaves_on_the_kernel_as_in_the_simulator(tmp_path):
         assert alone > 0.95 * carried.mean(), (alone, carried.mean())
         before = smp[(smp.flow == 1) & (smp.time_s > 1) & (smp.time_s < 3)].goodput_mbps.mean()
         assert alone > before, (alone, before)
-    total = [float(r.flows["goodput_mbps"].sum()) for r in (lx, sim)]
-    assert abs(total[0] - total[1]) / total[1] < 0.05, total
+    # Before the stop the two flows fill the link on both backends (95.64
+    # Mbit/s of payload in every run measured). The flows' whole-run
+    # goodputs are not compared: flow 1's after the departure depends on
+    # its CUBIC phase, as above (the kernel's sums over five runs: 111.4 to
+    # 115.8 Mbit/s; the simulator's 113.3).
+    both = [r.samples[(r.samples.time_s > 1) & (r.samples.time_s <= 3)] for r in (lx, sim)]
+    total = [float(s.groupby("time_s").goodput_mbps.sum().mean()) for s in both]
+    assert abs(total[0] - total[1]) / total[1] < 0.02, total
 
 
 def test_flows_that_differ_in_ecn_and_initial_window_keep_their_own(tmp_path):

@@ -1,0 +1,333 @@
+use super::*;
+use crate::capture::{self, Direction, Point};
+
+fn norm(j: serde_json::Value) -> Result<Scenario, ScenarioError> {
+    normalize_json(&j.to_string())
+}
+
+fn base() -> serde_json::Value {
+    serde_json::json!({
+        "name": "t", "duration": "10s",
+        "bottleneck": {"rate": "100Mbps", "buffer": "1BDP"},
+        "path": {"rtt": "20ms"},
+        "flows": [{"cc": "reno", "count": 2}, {"cc": "reno", "rtt": "50ms", "start": "1s"}]
+    })
+}
+
+fn error_of(j: serde_json::Value) -> ScenarioError {
+    norm(j).expect_err("should fail")
+}
+
+#[test]
+fn capture_points_flows_and_sizes_are_checked() {
+    let with = |c: serde_json::Value| {
+        let mut j = base();
+        j["capture"] = c;
+        j
+    };
+    // Defaults: the senders' interface, every flow, both directions.
+    let sc = norm(with(serde_json::json!({}))).unwrap();
+    let c = sc.capture.as_ref().unwrap();
+    assert_eq!(c.at, vec![Point::Sender]);
+    assert!(c.flows.is_empty());
+    assert_eq!(
+        (c.packets, c.snaplen),
+        (Direction::All, capture::DEFAULT_SNAPLEN)
+    );
+    let sc = norm(with(
+        serde_json::json!({"at": ["bottleneck", "receiver"], "flows": [2]}),
+    ))
+    .unwrap();
+    assert_eq!(
+        sc.capture.unwrap().at,
+        vec![Point::Link("bottleneck".into()), Point::Receiver]
+    );
+    // Without [capture] the normalized scenario (and its hash) is as before.
+    assert!(!norm(base()).unwrap().to_json().contains("capture"));
+    for (c, path, says) in [
+        (
+            serde_json::json!({"at": "router"}),
+            "capture.at",
+            "unknown point \"router\"",
+        ),
+        (serde_json::json!({"at": []}), "capture.at", "empty"),
+        (
+            serde_json::json!({"at": ["sender", "sender"]}),
+            "capture.at",
+            "twice",
+        ),
+        (
+            serde_json::json!({"flows": [3]}),
+            "capture.flows",
+            "flows 0..2",
+        ),
+        (
+            serde_json::json!({"flows": [1, 1]}),
+            "capture.flows",
+            "twice",
+        ),
+        (
+            serde_json::json!({"packets": "syn"}),
+            "capture.packets",
+            "all, data, acks",
+        ),
+        (
+            serde_json::json!({"snaplen": 40}),
+            "capture.snaplen",
+            "96..262144",
+        ),
+        (
+            serde_json::json!({"max_packets": 0}),
+            "capture.max_packets",
+            "1..100000000",
+        ),
+        (
+            serde_json::json!({"file": "x"}),
+            "capture.file",
+            "unknown field",
+        ),
+    ] {
+        let e = error_of(with(c.clone()));
+        assert_eq!(e.path, path, "{c}: {e}");
+        assert!(e.message.contains(says), "{c}: {e}");
+    }
+}
+
+#[test]
+fn errors_keep_quotes_and_escape_control_characters() {
+    let mut j = base();
+    j["hosts"] = serde_json::json!({"tso_defer": "x"});
+    let e = error_of(j);
+    assert_eq!(e.path, "hosts.tso_defer");
+    assert!(e.message.contains("string \"x\""), "{}", e.message);
+    let mut j = base();
+    j["flows"][0]["cc"] = serde_json::json!("cu\nbic\"");
+    let e = error_of(j);
+    assert!(e.message.contains("cu\\nbic"), "{}", e.message);
+    assert!(!e.message.contains('\n'));
+}
+
+#[test]
+fn flow_counts_cannot_overflow_or_blow_up() {
+    let mut j = base();
+    j["flows"] = serde_json::json!([{"cc": "reno", "count": 4, "size": "1MB",
+                                     "repeat": {"count": 4611686018427387904u64}}]);
+    let e = error_of(j);
+    assert_eq!(e.path, "flows[0].repeat.count", "{e}");
+    let mut j = base();
+    j["flows"] = serde_json::json!([{"cc": "reno", "count": 999_999}]);
+    let e = error_of(j);
+    assert!(
+        e.path == "flows[0].count" && e.message.contains("100000"),
+        "{e}"
+    );
+    let mut j = base();
+    j["flows"] = serde_json::json!([{"cc": "reno", "count": 10_000}]);
+    assert_eq!(norm(j).unwrap().flows.len(), 10_000);
+}
+
+#[test]
+fn path_defaults_are_checked_even_when_every_flow_overrides_them() {
+    for (key, bad) in [
+        ("rtt", serde_json::json!("garbage")),
+        ("access_rate", serde_json::json!("-1Gbps")),
+        ("loss", serde_json::json!("150%")),
+        (
+            "jitter",
+            serde_json::json!({"model": "per_packet", "max": "-1ms"}),
+        ),
+    ] {
+        let mut j = base();
+        j["path"][key] = bad.clone();
+        j["flows"] = serde_json::json!([{"cc": "reno", "rtt": "10ms", "access_rate": "1Gbps",
+                                         "loss": "1%", "jitter": {"model": "per_packet", "max": "1ms"}}]);
+        let e = error_of(j);
+        assert_eq!(e.path, format!("path.{key}"), "{key} = {bad}: {e}");
+    }
+}
+
+#[test]
+fn cost_bounds_packets_by_the_capacity_and_counts_sample_rows() {
+    let s = norm(base()).unwrap();
+    let c = s.cost();
+    // 100 Mbit/s for 10 s in 1514-byte frames, plus the starting bucket.
+    assert!(
+        (c.bottleneck_packets - (1e9 / 12112.0 + 1.0)).abs() < 1e-6,
+        "{c:?}"
+    );
+    assert_eq!(c.queue_rows, 101.0);
+    assert_eq!(c.sample_rows, 3.0 * 101.0);
+    let mut j = base();
+    j["sample"] = serde_json::json!({"interval": "1ns"});
+    j["duration"] = serde_json::json!("100s");
+    assert!(norm(j).unwrap().cost().sample_rows > 1e11);
+}
+
+#[test]
+fn burst_is_bounded_and_counted_in_the_run_capacity() {
+    let mut j = base();
+    j["bottleneck"]["burst"] = serde_json::json!(" 20 GiB ");
+    let e = error_of(j);
+    assert!(
+        e.path == "bottleneck.burst" && e.message.contains("12500000 bytes"),
+        "{e}"
+    );
+    let mut j = base();
+    j["bottleneck"]["burst"] = serde_json::json!("100KB");
+    let s = norm(j).unwrap();
+    let rate_only = s
+        .bottleneck
+        .as_ref()
+        .unwrap()
+        .capacity_bits(0, s.duration.0);
+    assert_eq!(s.run_capacity_bits(), rate_only + (100_000 * 8) as f64);
+    let d = norm(base()).unwrap();
+    let cap = d
+        .bottleneck
+        .as_ref()
+        .unwrap()
+        .capacity_bits(0, d.duration.0)
+        + 1514.0 * 8.0;
+    assert_eq!(d.run_capacity_bits(), cap);
+}
+
+#[test]
+fn capacity_integrates_the_rate_schedule() {
+    let mut j = base();
+    j["bottleneck"]["rate_schedule"] = serde_json::json!([["2s", "10Mbps"], ["5s", "50Mbps"]]);
+    let b = norm(j).unwrap().bottleneck.unwrap();
+    let s = 1_000_000_000u64;
+    assert_eq!(b.rate_at(0), 100_000_000);
+    assert_eq!(b.rate_at(2 * s), 10_000_000);
+    assert_eq!(b.capacity_bits(0, 2 * s), 200e6);
+    // 1 s at 100, 3 s at 10, 2 s at 50 Mbit/s.
+    assert_eq!(b.capacity_bits(s, 7 * s), 100e6 + 30e6 + 100e6);
+    assert_eq!(b.capacity_bits(3 * s, 4 * s), 10e6);
+    assert_eq!(b.capacity_bits(4 * s, 4 * s), 0.0);
+}
+
+#[test]
+fn expands_counts_and_resolves_the_bdp() {
+    let s = norm(base()).unwrap();
+    assert_eq!(s.flows.len(), 3);
+    assert_eq!(s.flows[2].group, 1);
+    assert_eq!(s.flows[2].rtt, Dur(50_000_000));
+    assert_eq!(s.flows[0].fwd_delay + s.flows[0].rev_delay, Dur(20_000_000));
+    // BDP of the shortest RTT: 100 Mbps x 20 ms = 250 kB.
+    assert_eq!(s.bottleneck.as_ref().unwrap().bdp, Bytes(250_000));
+    assert_eq!(s.bottleneck.as_ref().unwrap().limit, Limit::Bytes(250_000));
+    let back = Scenario::from_json(&s.to_json()).unwrap();
+    assert_eq!(back, s);
+}
+
+#[test]
+fn bdp_multiples_never_fall_below_one_packet() {
+    let mut j = base();
+    j["bottleneck"]["buffer"] = "0.001BDP".into();
+    assert_eq!(
+        norm(j).unwrap().bottleneck.as_ref().unwrap().limit,
+        Limit::Bytes(1514)
+    );
+}
+
+#[test]
+fn bdp_rtt_max_uses_the_longest_rtt() {
+    let mut j = base();
+    j["bottleneck"]["bdp_rtt"] = "max".into();
+    assert_eq!(norm(j).unwrap().bottleneck.as_ref().unwrap().bdp.0, 625_000);
+}
+
+#[test]
+fn each_bad_input_names_its_field() {
+    let cases: Vec<(&str, serde_json::Value, &str)> = vec![
+        (
+            "unknown field",
+            serde_json::json!({"flows": [{"cc": "reno", "rtts": "1ms"}]}),
+            "flows[0]",
+        ),
+        (
+            "wrong type",
+            serde_json::json!({"flows": [{"cc": "reno", "rtt": 20}]}),
+            "flows[0].rtt",
+        ),
+        (
+            "bad unit",
+            serde_json::json!({"flows": [{"cc": "reno"}, {"cc": "reno", "rtt": "20 parsecs"}]}),
+            "flows[1].rtt",
+        ),
+        (
+            "zero rate",
+            serde_json::json!({"bottleneck": {"rate": "0Mbps"}}),
+            "bottleneck.rate",
+        ),
+        (
+            "negative duration",
+            serde_json::json!({"duration": "-1s"}),
+            "duration",
+        ),
+        (
+            "small buffer",
+            serde_json::json!({"bottleneck": {"rate": "1Mbps", "buffer": "1000B"}}),
+            "bottleneck.buffer",
+        ),
+        (
+            "unknown cc",
+            serde_json::json!({"flows": [{"cc": "cubic2"}]}),
+            "flows[0].cc",
+        ),
+        (
+            "count",
+            serde_json::json!({"flows": [{"cc": "reno", "count": 0}]}),
+            "flows[0].count",
+        ),
+        (
+            "late start",
+            serde_json::json!({"flows": [{"cc": "reno", "start": "10s"}]}),
+            "flows[0].start",
+        ),
+        (
+            "qdisc table for another qdisc",
+            serde_json::json!({"bottleneck": {"rate": "1Mbps", "codel": {}}}),
+            "bottleneck.codel",
+        ),
+        (
+            "bad pacing",
+            serde_json::json!({"flows": [{"cc": "reno", "pacing": "sometimes"}]}),
+            "flows[0].pacing",
+        ),
+    ];
+    for (what, patch, path) in cases {
+        let mut j = base();
+        for (k, v) in patch.as_object().unwrap() {
+            if let (Some(dst), Some(src)) = (j[k].as_object_mut(), v.as_object()) {
+                for (k2, v2) in src {
+                    dst.insert(k2.clone(), v2.clone());
+                }
+            } else {
+                j[k] = v.clone();
+            }
+        }
+        let e = error_of(j);
+        assert!(e.path.starts_with(path), "{what}: got {e}");
+        assert!(!e.message.is_empty(), "{what}");
+    }
+    let mut j = base();
+    j["flows"] = serde_json::json!([]);
+    assert_eq!(error_of(j).path, "flows");
+}
+
+#[test]
+fn pacing_accepts_a_mode_or_a_table() {
+    let mut j = base();
+    j["flows"][0]["pacing"] = serde_json::json!({"max_rate": "8.5Mbps"});
+    j["flows"][1]["pacing"] = "none".into();
+    let s = norm(j).unwrap();
+    assert_eq!(
+        s.flows[0].pacing,
+        Pacing {
+            mode: PacingMode::Fq,
+            max_rate: Some(Rate(8_500_000))
+        }
+    );
+    assert_eq!(s.flows[2].pacing.mode, PacingMode::None);
+}

@@ -14,13 +14,13 @@ values are used as given (the CLI's ``--set`` parses its values as TOML).
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import sweep as _sweep_module  # noqa: F401  (loaded before `def sweep` below replaces the name)
 from .errors import StoreError, SweepError
 from .scenario import Scenario, ScenarioError, keyword_override
+from .version import __version__
 
 if TYPE_CHECKING:
     from .controller import Controller
@@ -41,11 +41,6 @@ def __getattr__(name: str) -> Any:
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-try:
-    __version__ = _metadata.version("ccarena")
-except _metadata.PackageNotFoundError:  # running from a source tree without installing
-    __version__ = "0+unknown"
 
 __all__ = [
     "Controller",

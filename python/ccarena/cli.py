@@ -25,11 +25,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__
 from .errors import ControllerError, LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, StoreError
 from .interrupt import preload
 from .scenario import Scenario, ScenarioError
 from .termtable import Rows
+from .version import __version__
 
 PLOT_KINDS = ("cdf", "heatmap", "timeseries", "box", "mean")
 

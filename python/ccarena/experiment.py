@@ -46,6 +46,7 @@ from .store import (
     write_bytes_atomic,
 )
 from .sweep import Point, expand, parse_sweep
+from .version import __version__
 
 __all__ = ["EXPERIMENT_FILE", "INDEX_FILE", "Experiment", "SweepError", "run_sweep"]
 
@@ -240,8 +241,6 @@ class Experiment:
 
 
 def _experiment_meta(scn: Scenario, points: list[Point], keys: list[str]) -> dict[str, Any]:
-    from . import __version__
-
     return {
         "name": scn.name,
         "source": scn.source,

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .plots import PlotError, make_figure
 from .plots.drawn import Drawn
+from .version import __version__
 
 __all__ = ["to_toml", "write_report"]
 
@@ -243,8 +244,6 @@ def write_report(
         f"<style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
     ]
-    from . import __version__
-
     where = "run" if single else f"experiment of {len(exp.runs)} runs"
     parts.append(
         f'<p class="meta">ccarena {html.escape(__version__)} · {where} · {html.escape(str(home))}</p>'

@@ -9,6 +9,7 @@ from typing import Any
 from .results import Results, tables_from_ipc
 from .scenario import Scenario
 from .store import DEFAULT_ROOT, TABLES, capture_files, capture_meta, default_run_dir, write_run
+from .version import __version__
 
 __all__ = ["BACKEND", "execute", "run_meta", "simulate", "store_streams"]
 
@@ -30,8 +31,6 @@ def run_meta(
 def _meta(
     normalized: dict[str, Any], run_hash: str, stats: dict[str, int], captures: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    from . import __version__
-
     meta: dict[str, Any] = {
         "backend": BACKEND,
         "ccarena_version": __version__,

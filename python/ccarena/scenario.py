@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .controller import load_class
 from .keys import (
     MAX_DEPTH,
     TOO_DEEP,
@@ -79,8 +80,6 @@ def _check_controllers(normalized: dict[str, Any], source: str, ovs: Any) -> Non
         spec = (f.get("cc_params") or {}).get("class", "")
         where = f"flows[{f.get('group', 0)}].cc_params.class"
         try:
-            from .controller import load_class
-
             load_class(spec)
         except Exception as e:  # the user's module: any error it raises on import
             blamed = _blame(where, ovs)

@@ -39,6 +39,7 @@ from ..results import Results
 from ..scenario import Scenario
 from ..stats import turnaround_median
 from ..store import DEFAULT_ROOT, capture_files, capture_meta, default_run_dir, write_run
+from ..version import __version__
 from . import capture, netns
 from .gen import mixed_routes
 from .gen import revision as generator_revision
@@ -495,8 +496,6 @@ def run_in_namespaces(
 
 
 def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
-    from .. import __version__
-
     meta: dict[str, Any] = {
         "backend": BACKEND,
         "ccarena_version": __version__,

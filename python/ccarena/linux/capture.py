@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LinuxBackendError, LinuxUnsupported
+from ..version import __version__
 from . import netns
 
 __all__ = ["Tap", "check", "finish", "start"]
@@ -122,7 +123,7 @@ def finish(taps: list[Tap], procs: Any, origin_realtime_ns: int, kernel: str) ->
     """Stop the tcpdumps and convert their files: one entry per point as
     ``runner.capture_meta`` and ``capture_files`` read them, plus the
     frames the kernel dropped before tcpdump saw them."""
-    from .. import __version__, _core
+    from .. import _core
 
     out = []
     for tap in taps:

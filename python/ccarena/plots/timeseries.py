@@ -12,6 +12,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from .common import PlotError, metric_label, save
+from .drawn import Drawn
+
 if TYPE_CHECKING:
     from ..results import Results
 
@@ -305,9 +308,6 @@ def plot_panels(
     queue (``queue_metric`` of the queue table). With ``state_flow``, the
     BBR states of that flow are shaded behind every panel (see
     ``state_spans``). Writes PNG and SVG; returns a ``Drawn``."""
-    from .common import PlotError, metric_label, save
-    from .drawn import Drawn
-
     metrics = tuple(m for m in metrics if m in samples.columns)
     if not metrics and queue_metric is None:
         raise PlotError("none of the metrics is a column of the samples")

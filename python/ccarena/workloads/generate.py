@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .model import Workload
+if TYPE_CHECKING:  # model.py calls this module: the type only, no import circle
+    from .model import Workload
 
 __all__ = ["scenario_flows", "successive_flow", "to_toml", "workload_scenario", "write_toml"]
 

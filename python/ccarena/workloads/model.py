@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import generate
 from .pcap import Trace
 
 __all__ = ["MODES", "Workload", "collapsed", "replay", "size_cdf", "synthetic"]
@@ -127,9 +128,7 @@ class Workload:
 
     def scenario_flows(self, cc: str = "cubic", senders: int = 2, **extra: Any) -> list[dict[str, Any]]:
         """The scenario's ``[[flows]]`` entries (see ``generate.scenario_flows``)."""
-        from .generate import scenario_flows
-
-        return scenario_flows(self, cc=cc, senders=senders, **extra)
+        return generate.scenario_flows(self, cc=cc, senders=senders, **extra)
 
     # ------------------------------------------------------------------ storage
 

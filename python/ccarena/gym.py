@@ -120,8 +120,7 @@ class _Agent(Controller):
 class CcEnv(gymnasium.Env):
     """See the module's text."""
 
-    # A class attribute, as gymnasium.make reads it; gymnasium types it as an instance one.
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}  # type: ignore[misc]
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(
         self,

@@ -57,7 +57,7 @@ class Rows:
     def wide(self) -> Table:
         t = Table(title=self.title, title_justify="left", caption=self.caption, show_header=self.show_header)
         for name, justify in self.columns:
-            t.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+            t.add_column(name, justify=justify, no_wrap=True)
         for r in self.rows:
             t.add_row(*r)
         return t

@@ -43,6 +43,7 @@ def test_the_shipped_matrix_covers_what_the_issue_lists():
         assert any(rtts(n) == pair and ccs(n) == {"reno"} for n in ns), pair
         # The case next to it: the model-based algorithm (2026-11-28).
         assert any(rtts(n) == pair and ccs(n) == {"bbr1"} and len(n["flows"]) == 2 for n in ns), pair
+    assert any(rtts(n) == [10, 40, 160] for n in ns)
     assert any(ccs(n) == {"cubic", "bbr1"} for n in ns)
     assert any(ccs(n) == {"reno", "cubic"} for n in ns)
     assert {len(n["flows"]) for n in ns} >= {2, 4, 10}

@@ -475,7 +475,7 @@ def test_the_shipped_kernel_reference_matches_the_shipped_matrix():
     docs/validation.md: the disagreeing cells (of two rounds) and the whole
     mixed-rtt-many group ten times, mixed-rtt-many/19 twenty, and on
     2026-11-28 the five cells with a disagreeing flow still judged on
-    three."""
+    three, and mixed-rtt-fast/1 twenty (its spread)."""
     from ccarena.conformance import COUNTS, kernel_hash
 
     ref = load_kernel_reference(REFERENCE)
@@ -494,9 +494,10 @@ def test_the_shipped_kernel_reference_matches_the_shipped_matrix():
     assert not stray, f"{len(stray)} recorded runs belong to no cell of the matrix or follow a gap"
     assert min(runs.values()) >= m.linux_repeats  # 2026-11-26: every cell of the matrix recorded
     more = {c: n for c, n in runs.items() if n > m.linux_repeats}
-    assert set(more.values()) == {10, 20} and [c for c, n in more.items() if n == 20] == ["mixed-rtt-many/19"]
+    twenty = [c for c, n in more.items() if n == 20]
+    assert set(more.values()) == {10, 20} and twenty == ["mixed-rtt-many/19", "mixed-rtt-fast/1"]
     many = {c.id for c in m.cells if c.group == "mixed-rtt-many"}
-    assert many <= set(more) and len(set(more) - many) == 36  # 19, then 10, 2, then (2026-11-28) 5 more
+    assert many <= set(more) and len(set(more) - many) == 37  # 19, then 10, 2, then (2026-11-28) 5 and 1 more
     assert all(r.kernel and r.generator >= 2 and r.hosts is not None for r in ref.values())
 
 

@@ -241,7 +241,9 @@ def build_tables(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, pa.Table]
                     "bbr_phase": phase,
                     "bbr_pacing_gain": _f(pg),
                     "bbr_cwnd_gain": _f(cg),
-                    "bbr_max_bw_mbps": _mbps_from_Bps(ti.get("bbr_bw_bytes_per_s")),
+                    # tcp_info's bbr_bw is `bbr_bw()`: for BBRv1 lt_bw while it
+                    # uses it, so the bandwidth in use, not the max filter.
+                    "bbr_bw_mbps": _mbps_from_Bps(ti.get("bbr_bw_bytes_per_s")),
                     "bbr_min_rtt_ms": _ms_from_us(ti.get("bbr_min_rtt_us")),
                 }
             )

@@ -82,6 +82,7 @@ _METRICS: dict[str, tuple[str, float]] = {
     "backlog_bytes": ("queue backlog (bytes)", 1.0),
     "backlog_pkts": ("queue backlog (packets)", 1.0),
     "bbr_max_bw_mbps": ("BBR bandwidth estimate (Mbit/s)", 1.0),
+    "bbr_bw_mbps": ("BBR bandwidth in use (Mbit/s)", 1.0),
     "drops": ("drops (packets)", 1.0),
     "slowdown": ("slowdown (FCT / ideal FCT)", 1.0),
 }

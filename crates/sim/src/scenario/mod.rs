@@ -425,7 +425,7 @@ const MAX_FLOWS: usize = 100_000;
 ///    it fires before `icsk_timeout`; before, it called the sender, whose
 ///    transmit could send or arm pacing at a moment Linux has no wake-up.
 ///    A deadline queues no event while one queued comes no later.
-pub const MODEL_VERSION: u32 = 20;
+pub const MODEL_VERSION: u32 = 21;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {

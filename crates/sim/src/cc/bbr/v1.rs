@@ -931,6 +931,10 @@ impl CongestionControl for Bbr1 {
             "bbr_max_bw_mbps",
             bw_to_rate(self.max_bw(), self.mss).mbps_f64(),
         );
+        // `bbr_bw`: lt_bw while lt_use_bw, else the max filter; what
+        // `bbr_get_info` reports (tcp_info's bbr_bw), so the Linux backend's
+        // column of the same name (model version 21).
+        out.num("bbr_bw_mbps", bw_to_rate(self.bw(), self.mss).mbps_f64());
         out.num("bbr_min_rtt_ms", self.min_rtt.ms());
         out.num("bbr_round_count", self.rounds.count as f64);
         out.num("bbr_full_bw_reached", self.full_bw.reached as u8 as f64);
@@ -1399,6 +1403,7 @@ mod tests {
                 "bbr_pacing_gain",
                 "bbr_cwnd_gain",
                 "bbr_max_bw_mbps",
+                "bbr_bw_mbps",
                 "bbr_min_rtt_ms",
                 "bbr_round_count",
                 "bbr_full_bw_reached",
@@ -1416,6 +1421,8 @@ mod tests {
             panic!()
         };
         assert!((bw - 100.0).abs() < 0.5, "{bw}");
+        // Not in lt mode: the bandwidth in use is the max filter's.
+        assert_eq!(get("bbr_bw_mbps"), Num(bw));
         assert_eq!(get("bbr_bdp_pkts"), Num(173.0));
     }
 

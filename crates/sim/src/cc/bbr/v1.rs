@@ -958,6 +958,16 @@ mod tests {
         bw_to_rate(bw, c.mss).mbps_f64()
     }
 
+    /// A numeric state column as `write_state` gives it to samples.parquet.
+    fn column(c: &Bbr1, name: &str) -> f64 {
+        let mut st = CcState::default();
+        c.write_state(&mut st);
+        match st.entries.iter().find(|e| e.0 == name).map(|e| e.1) {
+            Some(crate::cc::StateValue::Num(v)) => v,
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
     /// A flow on `pipe` with default parameters.
     fn flow(pipe: &Pipe, seed: u64) -> Bbr1 {
         Bbr1::new(&Bbr1Config::default(), &pipe.init(seed))
@@ -1184,6 +1194,9 @@ mod tests {
         let mut cc = flow(&pipe, 1);
         let mut engaged = vec![];
         let mut was = false;
+        // bbr_bw_mbps is `bbr_bw` (what tcp_info reports): lt_bw while it
+        // is used, however far the max filter is above it.
+        let mut above = 0;
         pipe.run(&mut cc, secs(5.0), |_, c| {
             if c.lt_use_bw() && !was {
                 engaged.push((c.round_count(), mbps(c, c.lt_bw())));
@@ -1193,8 +1206,19 @@ mod tests {
                 let paced = c.pacing_rate().mbps_f64();
                 assert!(paced < 10.5, "paced at {paced} while policed");
             }
+            let used = column(c, "bbr_bw_mbps");
+            if c.lt_use_bw() {
+                assert_eq!(used, mbps(c, c.lt_bw()));
+                above += (column(c, "bbr_max_bw_mbps") > used) as u32;
+            } else {
+                assert_eq!(used, column(c, "bbr_max_bw_mbps"));
+            }
             was = c.lt_use_bw();
         });
+        assert!(
+            above > 0,
+            "the max filter never above lt_bw while it was used"
+        );
         assert!(engaged.len() >= 2, "{engaged:?}");
         for &(_, bw) in &engaged {
             assert!((bw - 10.0).abs() < 0.5, "{engaged:?}");

@@ -1,4 +1,4 @@
-//! `[capture]`: which links' points and flows are written to pcap files.
+//! `[capture]`: the points, flows and packets written to capture files (pcapng).
 
 use super::raw::RawCapture;
 use super::{err, ScenarioError};

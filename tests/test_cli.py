@@ -145,7 +145,7 @@ def test_out_that_is_not_a_run_directory_is_refused(capsys, tmp_path, write_scen
     keep.mkdir()
     (keep / "notes.txt").write_text("mine")
     code, _out, err = _run_cli(capsys, "run", str(p), "--out", str(keep))
-    assert code == 2 and "not a ccarena run directory" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "did not write" in err and len(err.strip().splitlines()) == 1
     assert sorted(x.name for x in keep.iterdir()) == ["notes.txt"]
 
 
@@ -181,7 +181,9 @@ def test_run_end_to_end_default_layout(capsys, write_scenario, tiny):
     assert len(runs) == 1
     run = runs[0]
     names = sorted(x.name for x in run.iterdir())
-    assert names == sorted([f"{t}.parquet" for t in TABLES] + ["scenario.json", "timeseries.png"])
+    assert names == sorted(
+        [f"{t}.parquet" for t in TABLES] + ["scenario.json", "manifest.json", "timeseries.png"]
+    )
     meta = json.loads((run / "scenario.json").read_text())
     assert meta["backend"] == "sim" and meta["ccarena_version"]
     assert meta["hash"].startswith(run.name)

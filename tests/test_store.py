@@ -31,7 +31,12 @@ def _entries(d: Path) -> list[str]:
 def test_writes_all_files(tmp_path: Path):
     target = tmp_path / "results" / "x" / "abc"
     assert write_run(target, META, _tables()) == target
-    assert _entries(target) == sorted(["scenario.json"] + [f"{t}.parquet" for t in store.TABLES])
+    assert _entries(target) == sorted(
+        ["scenario.json", "manifest.json"] + [f"{t}.parquet" for t in store.TABLES]
+    )
+    listed = json.loads((target / "manifest.json").read_text())["files"]
+    assert sorted(listed) == sorted(n for n in _entries(target) if n != "manifest.json")
+    assert all(v["bytes"] == (target / k).stat().st_size for k, v in listed.items())
     assert json.loads((target / "scenario.json").read_text()) == META
     assert _entries(target.parent) == ["abc"]  # no temporary directory left
 
@@ -123,12 +128,93 @@ def test_replaces_existing_run(tmp_path: Path, monkeypatch, exchange):
     if not exchange:
         monkeypatch.setattr(store, "_exchange", lambda a, b: False)
     target = tmp_path / "run"
-    write_run(target, META, _tables())
-    (target / "stale.png").write_bytes(b"old figure")
+
+    def figure(tmp: Path) -> None:
+        (tmp / "timeseries.png").write_bytes(b"old figure")
+
+    write_run(target, META, _tables(), figure)
     write_run(target, {**META, "hash": "new"}, _tables(2.0))
     assert json.loads((target / "scenario.json").read_text())["hash"] == "new"
-    assert not (target / "stale.png").exists()
+    assert not (target / "timeseries.png").exists()  # ccarena's own, of the earlier run
     assert _entries(tmp_path) == ["run"]
+
+
+@pytest.mark.parametrize(
+    "mine", ["my-photo.png", "diagram.svg", "report/my-notes.txt", "capture/mine.pcapng", "notes/a.txt"]
+)
+def test_a_file_ccarena_did_not_write_is_never_deleted(tmp_path: Path, mine):
+    """Issue 39: pictures and notes the user put into an earlier run's
+    folder were deleted by the next run (every *.png, *.svg and report/ was
+    counted as ccarena's). Only what the manifest lists is ccarena's."""
+    target = tmp_path / "run"
+    write_run(target, META, _tables())
+    (target / mine).parent.mkdir(exist_ok=True)
+    (target / mine).write_bytes(b"the user's")
+    before = sorted(str(p.relative_to(target)) for p in target.rglob("*"))
+    with pytest.raises(StoreError, match="did not write"):
+        write_run(target, {**META, "hash": "new"}, _tables(2.0))
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == before
+    assert (target / mine).read_bytes() == b"the user's"
+    assert json.loads((target / "scenario.json").read_text())["hash"] == "old"
+    assert _entries(tmp_path) == ["run"]
+
+
+def test_a_changed_file_of_ccarenas_counts_as_the_users(tmp_path: Path):
+    target = tmp_path / "run"
+
+    def figure(tmp: Path) -> None:
+        (tmp / "timeseries.png").write_bytes(b"ccarena's figure")
+
+    write_run(target, META, _tables(), figure)
+    (target / "timeseries.png").write_bytes(b"the user's own figure, same name")
+    with pytest.raises(StoreError, match=r"timeseries\.png"):
+        write_run(target, {**META, "hash": "new"}, _tables(2.0))
+    assert (target / "timeseries.png").read_bytes() == b"the user's own figure, same name"
+
+
+def test_a_kernel_run_is_never_replaced(tmp_path: Path):
+    target = tmp_path / "lx"
+    write_run(target, {**META, "backend": "linux"}, _tables())
+    with pytest.raises(StoreError, match="kernel run"):
+        write_run(target, {**META, "backend": "linux", "hash": "new"}, _tables(2.0))
+    with pytest.raises(StoreError, match="kernel run"):
+        write_run(target, META, _tables())
+    assert json.loads((target / "scenario.json").read_text())["backend"] == "linux"
+
+
+def test_an_earlier_report_stays_with_an_unchanged_run_and_goes_with_a_changed_one(tmp_path: Path):
+    target = tmp_path / "run"
+    write_run(target, META, _tables())
+    store.write_dir(target / "report", lambda d: (d / "index.html").write_text("report"), "test")
+    write_run(target, META, _tables())  # the same scenario again
+    assert (target / "report" / "index.html").read_text() == "report"
+    write_run(target, {**META, "hash": "new"}, _tables(2.0))  # another: the report described the old
+    assert not (target / "report").exists()
+    # a note of the user's inside report/ makes the folder theirs
+    store.write_dir(target / "report", lambda d: (d / "index.html").write_text("report"), "test")
+    (target / "report" / "my-notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match=r"my-notes\.txt"):
+        write_run(target, META, _tables())
+    with pytest.raises(StoreError, match=r"my-notes\.txt"):
+        store.write_dir(target / "report", lambda d: None, "test")
+    assert (target / "report" / "my-notes.txt").read_text() == "mine"
+
+
+def test_a_stale_temporary_run_beside_out_goes_with_the_next_run(tmp_path: Path):
+    """Issue 39: a run killed (SIGKILL) while drawing its figure left its
+    temporary directory beside --out, and no later run removed it. A dead
+    writer's temporary run goes; one holding anything else stays."""
+    dead = 2**22 + 12345  # above pid_max's default: no such process
+    stale = tmp_path / f".run.tmp-{dead}-0123abcd"
+    stale.mkdir()
+    (stale / "scenario.json").write_text("{}")
+    (stale / "samples.parquet").write_bytes(b"PAR1")
+    odd = tmp_path / f".mine.tmp-{dead}-0123abcd"
+    odd.mkdir()
+    (odd / "thesis.tex").write_text("x")
+    write_run(tmp_path / "other", META, _tables())
+    assert not stale.exists()
+    assert (odd / "thesis.tex").read_text() == "x"
 
 
 def test_replaces_empty_directory(tmp_path: Path):
@@ -141,7 +227,7 @@ def test_refuses_to_replace_a_directory_that_is_not_a_run(tmp_path: Path):
     target = tmp_path / "home"
     target.mkdir()
     (target / "precious.txt").write_text("keep me")
-    with pytest.raises(StoreError, match="not a ccarena run directory"):
+    with pytest.raises(StoreError, match="did not write"):
         write_run(target, META, _tables())
     assert _entries(target) == ["precious.txt"]
     assert _entries(tmp_path) == ["home"]

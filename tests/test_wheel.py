@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> Path:
-    """A virtual environment with the freshly built wheel. It sees this
-    interpreter's site-packages for the dependencies (numpy, pandas, ...),
-    but its own ccarena comes first."""
+    """A virtual environment with the freshly built wheel. It sees the
+    site-packages of the environment running the tests for the dependencies
+    (numpy, pandas, ...), whether that is the system's or a virtualenv's (a
+    venv made from a venv's interpreter with ``--system-site-packages``
+    sees only the base interpreter's, so they are added by a ``.pth``
+    file); its own ccarena comes first, its site-packages being ahead of
+    every path a ``.pth`` file adds."""
     base = tmp_path_factory.mktemp("wheel")
     dist = base / "dist"
     subprocess.run(
@@ -32,6 +37,14 @@ def venv(tmp_path_factory) -> Path:
     env_dir = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], check=True)
     py = env_dir / "bin" / "python"
+    theirs = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    ours = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    Path(ours, "caller-environment.pth").write_text("".join(f"{p}\n" for p in sorted(theirs)))
     subprocess.run(
         [py, "-m", "pip", "install", "--no-deps", "--force-reinstall", "--quiet", str(wheel)], check=True
     )

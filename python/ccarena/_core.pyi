@@ -51,6 +51,10 @@ def bottleneck_cli() -> int:
 def version() -> str:
     """The version of the Rust crates (equal to ``ccarena.__version__``)."""
 
+def build_commit() -> str:
+    """The git commit the extension was built from ("unknown" outside a
+    checkout; a trailing "+" when the tree had uncommitted changes)."""
+
 def cc_names() -> list[str]:
     """Every congestion control accepted in a flow's ``cc``."""
 

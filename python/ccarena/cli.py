@@ -18,6 +18,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from rich.console import Console
@@ -460,9 +461,11 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"note: {scn.source} has a [sweep]; this runs its base scenario (ccarena sweep runs the points)"
         )
     backend = args.backend or scn.backend or "sim"
+    earlier: list[Any] = []
     if backend == "linux":
         from .linux import execute as execute_linux
 
+        earlier = _kernel_runs(scn, None if args.out is None else Path(args.out).parent)
         with err.status(escape(f"running {scn.name} on Linux …")) as st:
             res = execute_linux(
                 scn,
@@ -482,6 +485,7 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(_summary_table(res.summary))
     _print_linux_checks(res, out, err)
     out.print(f"run directory: {res.path}")
+    _print_earlier(earlier, out)
     if res.figure is not None:
         out.print(f"figure: {res.figure}")
     _print_captures(res, out, err)
@@ -593,6 +597,26 @@ def _print_linux_checks(res, out: Console, err: Console) -> None:
         err.print("warning: this run is marked trustworthy = false (see docs/validation.md)", style="yellow")
 
 
+def _kernel_runs(scn: Scenario, *also: Path | None) -> list[Path]:
+    """The kernel runs of ``scn`` already made: in its default results
+    directory and in ``also`` (the folder an ``--out`` is in)."""
+    from .store import DEFAULT_ROOT, default_run_dir, runs_of
+
+    home = default_run_dir(scn.name, scn.short_hash, DEFAULT_ROOT).parent
+    return runs_of(scn.hash, "linux", home, *[d for d in also if d is not None])
+
+
+def _print_earlier(earlier: Sequence[Path], out: Console) -> None:
+    """The kernel runs of the same scenario made before this one (all kept)."""
+    if not earlier:
+        return
+    out.print(f"earlier kernel runs of this scenario ({len(earlier)}, each kept):")
+    for p in earlier[-5:]:
+        out.print(f"  {p}")
+    if len(earlier) > 5:
+        out.print(f"  … and {len(earlier) - 5} more")
+
+
 def _cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .compare import compare
 
@@ -604,6 +628,9 @@ def _cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         return EXIT_BAD_INPUT
     scn = Scenario.load(args.scenario, args.overrides)
+    from .store import default_run_dir, runs_of
+
+    earlier = runs_of(scn.hash, "linux", default_run_dir(scn.name, scn.short_hash, args.out).parent)
     comp = compare(scn, backends, root=args.out, figure=not args.no_figure, console=err)
     for t in comp.rich_tables():
         out.print(t)
@@ -612,6 +639,7 @@ def _cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             _print_linux_checks(res, out, err)
         out.print(f"{b} run directory: {res.path}")
         _print_captures(res, out, err)
+    _print_earlier(earlier, out)
     out.print(f"comparison: {comp.csv_path}")
     if comp.figure_path is not None:
         out.print(f"figure: {comp.figure_path}")
@@ -755,8 +783,6 @@ def _cmd_list(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _load_results(path: str):
     """An experiment directory, or a run directory seen as a one-run experiment."""
-    from pathlib import Path
-
     from .experiment import EXPERIMENT_FILE, Experiment
     from .store import SCENARIO_FILE
 

@@ -4,8 +4,9 @@ the flow's base RTT), each with the difference from the first backend, plus
 the run summaries; a CSV and a figure.
 
 ``ccarena compare SCENARIO --backends sim,linux`` writes the runs where
-``ccarena run`` would (``results/<name>/<hash>`` and ``<hash>-linux``) and
-the comparison into ``results/<name>/<hash>-compare/``.
+``ccarena run`` would (``results/<name>/<hash>`` and a new
+``<hash>-linux-<UTC time>``) and the comparison into
+``results/<name>/<hash>-compare-<UTC time>/``.
 """
 
 from __future__ import annotations
@@ -236,7 +237,15 @@ def compare(
     figure: bool = True,
     console: Any = None,
 ) -> Comparison:
-    """Run ``scn`` on each backend, write each run and the comparison."""
+    """Run ``scn`` on each backend, write each run and the comparison (in
+    ``<root>/<name>/<hash>-compare-<UTC time>``, named after the kernel run
+    it compares, which is new each time: no comparison replaces another)."""
+    if "linux" in backends:
+        # Before the simulator's run: a machine that cannot run the
+        # kernel's side says so before anything is written.
+        from .linux import preflight
+
+        preflight()
     results: dict[str, Results] = {}
     for b in backends:
         msg = escape(f"{scn.name}: running on {b} …")
@@ -261,5 +270,10 @@ def compare(
             else:
                 results[b] = execute(scn, root=root, figure=figure)
     comp = Comparison(scn, list(backends), results)
-    comp.write(default_run_dir(scn.name, scn.short_hash + "-compare", root), figure=figure)
+    linux = results.get("linux")
+    if linux is not None and linux.path is not None:
+        where = linux.path.with_name(linux.path.name.replace("-linux-", "-compare-", 1))
+    else:
+        where = default_run_dir(scn.name, scn.short_hash + "-compare", root)
+    comp.write(where, figure=figure)
     return comp

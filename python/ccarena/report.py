@@ -16,6 +16,7 @@ import pandas as pd
 
 from .plots import PlotError, make_figure
 from .plots.drawn import Drawn
+from .store import write_dir
 from .version import __version__
 
 __all__ = ["to_toml", "write_report"]
@@ -199,14 +200,34 @@ def write_report(
     ``Experiment.from_run``) into ``out`` (default: ``<dir>/report/``) and
     return its path. ``figures`` are added first (copied beside the page,
     with their SVG and CSV when present); the default figures follow.
-    ``outcomes`` of expectations are checked here when not given."""
-    from .expect import check_experiment, parse_expectations
-
+    ``outcomes`` of expectations are checked here when not given. The
+    report directory is written whole and appears only complete; an
+    earlier report there is replaced, a folder holding other files is
+    refused (``store.write_dir``)."""
     single = bool(exp.meta.get("single_run"))
     home = exp.run_dir(0) if single else exp.path
-    out = Path(out) if out is not None else home / "report"
-    out.mkdir(parents=True, exist_ok=True)
-    title = title or exp.name
+    target = Path(out) if out is not None else home / "report"
+
+    def fill(tmp: Path) -> None:
+        _write_page(exp, tmp, home, single, figures, title or exp.name, intro, outcomes, default_figures)
+
+    write_dir(target, fill, f"ccarena {__version__} report")
+    return target / "index.html"
+
+
+def _write_page(
+    exp: Any,
+    out: Path,
+    home: Path,
+    single: bool,
+    figures: Iterable[Drawn | Path | tuple[Path, str]],
+    title: str,
+    intro: str,
+    outcomes: Sequence[Any] | None,
+    default_figures: bool,
+) -> None:
+    """The report's page and images, written into ``out``."""
+    from .expect import check_experiment, parse_expectations
 
     items: list[tuple[Path, str]] = []
     for f in figures:
@@ -297,6 +318,4 @@ def write_report(
     else:
         parts.append(f"<pre>{html.escape(to_toml(exp.scenario))}</pre>")
     parts.append("</body></html>")
-    index = out / "index.html"
-    index.write_text("\n".join(parts) + "\n", encoding="utf-8")
-    return index
+    (out / "index.html").write_text("\n".join(parts) + "\n", encoding="utf-8")

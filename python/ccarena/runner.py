@@ -8,7 +8,15 @@ from typing import Any
 
 from .results import Results, tables_from_ipc
 from .scenario import Scenario
-from .store import DEFAULT_ROOT, TABLES, capture_files, capture_meta, default_run_dir, write_run
+from .store import (
+    DEFAULT_ROOT,
+    TABLES,
+    capture_files,
+    capture_meta,
+    check_target,
+    default_run_dir,
+    write_run,
+)
 from .version import __version__
 
 __all__ = ["BACKEND", "execute", "run_meta", "simulate", "store_streams"]
@@ -88,13 +96,14 @@ def execute(
     from .plots.timeseries import FIGURE_NAME, plot_run
 
     check(scn, force=yes)
+    target = Path(out) if out is not None else default_run_dir(scn.name, scn.short_hash, root)
+    check_target(target)  # refused before the run costs anything
 
     streams, stats, captures = simulate(scn.core_json, progress)
     arrow = tables_from_ipc(streams)
     tables = {t: arrow[t] for t in TABLES}
     meta = run_meta(scn, stats, captures)
     results = Results.from_arrow(tables, meta)
-    target = Path(out) if out is not None else default_run_dir(scn.name, scn.short_hash, root)
 
     def draw(tmp: Path) -> None:
         plot_run(results, tmp / FIGURE_NAME)

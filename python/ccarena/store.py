@@ -3,25 +3,32 @@
 A run directory holds ``scenario.json`` (the normalized scenario, the ccarena
 version, the backend and the simulator's run statistics) and one Parquet file
 per table (summary, flows, samples, queue, transitions, links), plus any figures
-and, for a scenario with ``[capture]``, ``capture/<point>.pcapng``.
+and, for a scenario with ``[capture]``, ``capture/<point>.pcapng``; and
+``manifest.json``, the list of every file ccarena wrote there (size and
+sha256).
 
 Writes are atomic at the directory level: everything is written into a
 temporary sibling directory, which is renamed to the run directory only when
 complete. A run directory that already exists is replaced atomically (an
 exchange of the two directories), so readers see the old run or the new one,
-never a mixture. Files carry no wall-clock time: the same scenario and seed
-give byte-identical files.
+never a mixture; and only when everything in it is ccarena's by its
+manifest and it is a simulator run (``refusal``): a file of the user's, or
+a kernel run, is never deleted. Files carry no wall-clock time: the same
+scenario and seed give byte-identical files (a kernel run's record its
+time and host, which it cannot repeat).
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import json
 import os
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,16 +40,25 @@ from .errors import StoreError
 
 __all__ = [
     "CAPTURE_DIR",
+    "MANIFEST_FILE",
     "REQUIRED_TABLES",
     "SCENARIO_FILE",
     "TABLES",
     "StoreError",
     "capture_files",
     "capture_meta",
+    "check_target",
     "clean_stale_tmp",
     "default_run_dir",
+    "foreign_entry",
     "is_complete",
+    "new_kernel_run_dir",
+    "refusal",
+    "report_refusal",
+    "runs_of",
     "write_bytes_atomic",
+    "write_dir",
+    "write_manifest",
     "write_run",
 ]
 
@@ -62,6 +78,34 @@ def default_run_dir(name: str, run_hash: str, root: str | Path = DEFAULT_ROOT) -
     return Path(root) / safe / run_hash
 
 
+def new_kernel_run_dir(name: str, short_hash: str, root: str | Path = DEFAULT_ROOT) -> Path:
+    """A new directory for a kernel run of this scenario, beside its
+    earlier ones: ``<root>/<name>/<hash>-linux-<UTC time>`` (``-2``, ``-3``
+    ... within one second). Kernel runs of one scenario all stay: each is a
+    measurement that cannot be made again."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    first = default_run_dir(name, f"{short_hash}-linux-{stamp}", root)
+    path, n = first, 1
+    while os.path.lexists(path):
+        n += 1
+        path = first.with_name(f"{first.name}-{n}")
+    return path
+
+
+def runs_of(run_hash: str, backend: str, *directories: str | Path) -> list[Path]:
+    """The complete run directories of the scenario ``run_hash`` on
+    ``backend`` found directly in ``directories``, oldest name first."""
+    found: set[Path] = set()
+    for d in directories:
+        d = Path(d)
+        if not d.is_dir():
+            continue
+        for p in d.iterdir():
+            if p.is_dir() and not p.is_symlink() and _backend_of(p) == backend and is_complete(p, run_hash):
+                found.add(p)
+    return sorted(found)
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths with renameat2(RENAME_EXCHANGE); False where unsupported."""
     try:
@@ -79,36 +123,143 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-#: What ccarena itself writes into a run directory (plus ``report/`` from
-#: ``ccarena report`` and figures, ``*.png``/``*.svg``); a directory holding
-#: anything else is the user's.
-_RUN_ENTRIES = frozenset(
-    {SCENARIO_FILE, "timeseries.png", "report", CAPTURE_DIR, *(f"{t}.parquet" for t in TABLES)}
-)
+#: The list of what ccarena wrote into a directory (a run directory, a
+#: report): every file with its size and sha256. A directory is ccarena's
+#: to replace only when everything in it is listed there, unchanged, or is
+#: a subdirectory with a manifest of its own that holds (a run's
+#: ``report/``); whatever else is in it is the user's.
+MANIFEST_FILE = "manifest.json"
 
 
-def _is_replaceable(target: Path) -> bool:
-    """Only an empty directory or a complete ccarena run directory with
-    nothing foreign in it may be replaced: its scenario.json is ccarena's
-    (names a hash) and every table is there."""
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _owned_subdirs(directory: Path) -> set[str]:
+    """Subdirectories (by name) that carry a manifest of their own."""
+    return {
+        p.name
+        for p in directory.iterdir()
+        if p.is_dir() and not p.is_symlink() and (p / MANIFEST_FILE).is_file()
+    }
+
+
+def write_manifest(directory: str | Path, written_by: str) -> Path:
+    """List every file under ``directory`` (but those of subdirectories
+    that have a manifest of their own) in ``directory/manifest.json``."""
+    d = Path(directory)
+    skip = _owned_subdirs(d)
+    files: dict[str, dict[str, Any]] = {}
+    for p in sorted(d.rglob("*")):
+        rel = p.relative_to(d)
+        if rel.parts[0] in skip or rel.as_posix() == MANIFEST_FILE or not p.is_file() or p.is_symlink():
+            continue
+        files[rel.as_posix()] = {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+    path = d / MANIFEST_FILE
+    path.write_bytes(_json_bytes({"written_by": written_by, "files": files}))
+    return path
+
+
+def foreign_entry(directory: str | Path) -> str | None:
+    """The first thing in ``directory`` that ccarena did not write (its path
+    relative to ``directory``), or None when all of it is ccarena's by its
+    manifest. A file listed there but since changed counts as the user's."""
+    d = Path(directory)
+    try:
+        manifest = json.loads((d / MANIFEST_FILE).read_text(encoding="utf-8"))
+        files = manifest["files"]
+        if not isinstance(files, dict):
+            raise TypeError
+    except (OSError, ValueError, KeyError, TypeError):
+        names = sorted(p.name for p in d.iterdir())
+        return f"{names[0]}; it has no {MANIFEST_FILE}" if names else None
+    dirs = {parent.as_posix() for rel in files for parent in Path(rel).parents if parent != Path(".")}
+    for p in sorted(d.rglob("*")):
+        rel = p.relative_to(d)
+        key = rel.as_posix()
+        if key == MANIFEST_FILE:
+            continue
+        top = d / rel.parts[0]
+        if len(rel.parts) > 1 and top.is_dir() and not top.is_symlink() and (top / MANIFEST_FILE).is_file():
+            continue  # judged below, as a directory of its own
+        if p.is_symlink():
+            return key
+        if p.is_dir():
+            if (p / MANIFEST_FILE).is_file() and len(rel.parts) == 1:
+                inner = foreign_entry(p)
+                if inner is not None:
+                    return f"{key}/{inner}"
+            elif key not in dirs:
+                return key
+            continue
+        want = files.get(key)
+        if (
+            not isinstance(want, dict)
+            or p.stat().st_size != want.get("bytes")
+            or _sha256(p) != want.get("sha256")
+        ):
+            return key
+    return None
+
+
+def _backend_of(target: Path) -> str | None:
+    try:
+        meta = json.loads((target / SCENARIO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta.get("backend") if isinstance(meta, dict) else None
+
+
+def refusal(target: str | Path) -> str | None:
+    """Why ``target`` may not be replaced by a new run, or None when it may:
+    it is missing, an empty directory, or an earlier simulator run whose
+    every file ccarena wrote (``foreign_entry``). A kernel run is never
+    replaced: it cannot be made again bit for bit."""
+    target = Path(target)
+    if not os.path.lexists(target):
+        return None
     if target.is_symlink() or not target.is_dir():
-        return False
-    names = {p.name for p in target.iterdir()}
-    if not names:
-        return True
-    ours = all(n in _RUN_ENTRIES or n.endswith((".png", ".svg")) for n in names)
-    captures = target / CAPTURE_DIR
-    if CAPTURE_DIR in names and (
-        captures.is_symlink()
-        or not captures.is_dir()
-        or not all(p.name.endswith(".pcapng") and p.is_file() for p in captures.iterdir())
-    ):
-        return False
-    return ours and is_complete(target)
+        return f"{target}: exists and is not a directory; give --out a new or empty directory"
+    if not any(target.iterdir()):
+        return None
+    if _backend_of(target) == "linux":
+        return (
+            f"{target}: holds a kernel run, which is never replaced (it cannot be made again); "
+            "give --out a new directory"
+        )
+    bad = foreign_entry(target)
+    if bad is not None:
+        return (
+            f"{target}: holds files ccarena did not write ({bad}); refusing to touch it: "
+            "give --out a new or empty directory"
+        )
+    if not is_complete(target):
+        return f"{target}: holds an incomplete run; give --out a new or empty directory"
+    return None
 
 
-def _publish(tmp: Path, target: Path) -> None:
-    """Move the complete ``tmp`` directory to ``target``, replacing an earlier run."""
+def _carry_report(target: Path, tmp: Path, meta: Mapping[str, Any]) -> None:
+    """An earlier run's ``report/`` (ccarena's own) stays when the new run
+    is the same scenario, same ccarena: the report still describes it."""
+    report = target / "report"
+    if not report.is_dir() or report.is_symlink() or (tmp / "report").exists():
+        return
+    try:
+        old = json.loads((target / SCENARIO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    same = all(old.get(k) == meta.get(k) for k in ("hash", "backend", "ccarena_version"))
+    if same and (report / MANIFEST_FILE).is_file() and foreign_entry(report) is None:
+        shutil.copytree(report, tmp / "report", symlinks=True)
+
+
+def _publish(tmp: Path, target: Path, refuse: Callable[[Path], str | None] | None = None) -> None:
+    """Move the complete ``tmp`` directory to ``target``, replacing an
+    earlier one that ``refuse`` (default: ``refusal``, a run's rule) allows."""
     if not os.path.lexists(target):
         try:
             os.rename(tmp, target)
@@ -116,11 +267,9 @@ def _publish(tmp: Path, target: Path) -> None:
         except OSError as e:  # created meanwhile: fall through to replacing it
             if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                 raise
-    if not _is_replaceable(target):
-        raise StoreError(
-            f"{target}: exists and is not a ccarena run directory (incomplete, or holding other files); "
-            "refusing to replace it: give --out an empty or new directory"
-        )
+    why = (refuse or refusal)(target)
+    if why is not None:
+        raise StoreError(why)
     if _exchange(tmp, target):
         shutil.rmtree(tmp)  # now holds the earlier run
         return
@@ -177,12 +326,10 @@ def write_run(
     temporary directory, nor parent directories this call created.
     """
     target = Path(target)
-    if os.path.lexists(target) and not _is_replaceable(target):
-        raise StoreError(
-            f"{target}: exists and is not a ccarena run directory (incomplete, or holding other files); "
-            "refusing to replace it: give --out an empty or new directory"
-        )
+    check_target(target)
     parent = target.parent
+    if parent.is_dir():
+        clean_stale_tmp(parent)
     created: list[Path] = []
     p = parent.absolute()
     while not p.exists():
@@ -201,6 +348,9 @@ def write_run(
                 (tmp / CAPTURE_DIR / f"{name}.pcapng").write_bytes(data)
         if extra is not None:
             extra(tmp)
+        if os.path.lexists(target):
+            _carry_report(target, tmp, meta)
+        write_manifest(tmp, f"ccarena {meta.get('ccarena_version', '?')}")
         _publish(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -211,6 +361,15 @@ def write_run(
                 break
         raise
     return target
+
+
+def check_target(target: str | Path) -> None:
+    """Raise ``StoreError`` (one line) when a run may not be written at
+    ``target`` (``refusal``): called before a run starts, so that a refused
+    directory costs nothing and nothing is written."""
+    why = refusal(target)
+    if why is not None:
+        raise StoreError(why)
 
 
 def is_complete(run_dir: str | Path, run_hash: str | None = None) -> bool:
@@ -251,6 +410,21 @@ def _pid_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
+#: What a run's temporary directory can hold while it is written.
+_TMP_ENTRIES = frozenset(
+    {SCENARIO_FILE, MANIFEST_FILE, "timeseries.png", "report", CAPTURE_DIR, *(f"{t}.parquet" for t in TABLES)}
+)
+
+
+def _tmp_is_ours(p: Path) -> bool:
+    """A temporary file, or a temporary directory holding only what a run
+    writes (a killed writer's): never a directory of anything else that
+    happens to have such a name."""
+    if p.is_symlink() or not p.is_dir():
+        return True
+    return all(c.name in _TMP_ENTRIES for c in p.iterdir())
+
+
 def clean_stale_tmp(directory: str | Path) -> list[Path]:
     """Remove temporary run directories (and files) that a killed writer left
     in ``directory``: those whose writing process no longer exists. Returns
@@ -261,7 +435,7 @@ def clean_stale_tmp(directory: str | Path) -> list[Path]:
         return removed
     for p in d.iterdir():
         m = _TMP_NAME.match(p.name)
-        if m is None or _pid_alive(int(m["pid"])):
+        if m is None or _pid_alive(int(m["pid"])) or not _tmp_is_ours(p):
             continue
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
@@ -269,6 +443,46 @@ def clean_stale_tmp(directory: str | Path) -> list[Path]:
             p.unlink(missing_ok=True)
         removed.append(p)
     return removed
+
+
+def report_refusal(target: str | Path) -> str | None:
+    """Why a report may not be written at ``target`` (None when it may):
+    it must be new, empty, or an earlier report whose every file ccarena
+    wrote (its manifest)."""
+    target = Path(target)
+    if not os.path.lexists(target):
+        return None
+    if target.is_symlink() or not target.is_dir():
+        return f"{target}: exists and is not a directory; give --out a new or empty directory"
+    bad = foreign_entry(target) if any(target.iterdir()) else None
+    if bad is not None:
+        return (
+            f"{target}: holds files ccarena did not write ({bad}); refusing to touch it: "
+            "give --out a new or empty directory"
+        )
+    return None
+
+
+def write_dir(target: str | Path, fill: Callable[[Path], None], written_by: str) -> Path:
+    """Write a directory of ccarena's (a report) at ``target`` as a run is
+    written: ``fill(tmpdir)`` writes its files into a temporary sibling,
+    which gets a manifest and replaces ``target`` only when
+    ``report_refusal`` allows; on failure nothing is left."""
+    target = Path(target)
+    why = report_refusal(target)
+    if why is not None:
+        raise StoreError(why)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        tmp.mkdir()
+        fill(tmp)
+        write_manifest(tmp, written_by)
+        _publish(tmp, target, report_refusal)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:

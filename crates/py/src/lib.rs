@@ -287,6 +287,13 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The git commit of the source tree this extension was built from
+/// ("unknown" outside a checkout; a trailing "+": with uncommitted changes).
+#[pyfunction]
+fn build_commit() -> &'static str {
+    env!("CCARENA_BUILD_COMMIT")
+}
+
 /// Every name accepted in a flow's `cc = "..."`.
 #[pyfunction]
 fn cc_names() -> Vec<&'static str> {
@@ -375,6 +382,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(cost, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build_commit, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;
     m.add_function(wrap_pyfunction!(cc_reference, m)?)?;

@@ -38,11 +38,12 @@ from ..interrupt import SignalGuard, deferred
 from ..results import Results
 from ..scenario import Scenario
 from ..stats import turnaround_median
-from ..store import DEFAULT_ROOT, capture_files, capture_meta, default_run_dir, write_run
+from ..store import DEFAULT_ROOT, capture_files, capture_meta, check_target, new_kernel_run_dir, write_run
 from ..version import __version__
 from . import capture, netns
 from .gen import mixed_routes
 from .gen import revision as generator_revision
+from .host import ccarena_commit, host_info, utc_now
 from .netns import Topology
 from .tables import build_tables, self_check
 
@@ -350,6 +351,7 @@ def run_in_namespaces(
     workdir: Path,
     topo: Topology,
     procs: _Procs,
+    binary: Path,
     *,
     progress: Callable[[str], None] | None = None,
     spin_us: float | None = None,
@@ -361,7 +363,6 @@ def run_in_namespaces(
     processes wrote. The caller removes ``topo``, ``procs`` and ``workdir``
     whatever happens (``execute``)."""
     say = progress or (lambda m: None)
-    binary = preflight()
     flows, notes = plan(scn)
     n = scn.normalized
     duration_ns = int(n["duration_ns"])
@@ -495,7 +496,9 @@ def run_in_namespaces(
     return out
 
 
-def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
+def run_meta(
+    scn: Scenario, raw: dict[str, Any], check: dict[str, Any], started_utc: str = ""
+) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "backend": BACKEND,
         "ccarena_version": __version__,
@@ -504,6 +507,11 @@ def run_meta(scn: Scenario, raw: dict[str, Any], check: dict[str, Any]) -> dict[
         "kernel": kernel_version(),
         "linux": {
             "kernel": kernel_version(),
+            # Where, when and with what the run was made (a kernel run
+            # cannot be made again: its record says what would be needed).
+            "started_utc": started_utc,
+            "host": host_info(),
+            "ccarena_commit": ccarena_commit(),
             # The traffic generator's revision for this scenario (gen.revision).
             "generator": generator_revision(scn.normalized),
             "notes": raw["notes"],
@@ -552,7 +560,8 @@ def execute(
     frame_trace: str | Path | None = None,
 ) -> Results:
     """Run ``scn`` on the Linux backend and write its run directory: ``out``
-    exactly, or ``<root>/<scenario name>/<hash>-linux``. ``spin_us`` and
+    exactly (new, or empty), or a new ``<root>/<scenario name>/<hash>-linux-<UTC time>``
+    (``store.new_kernel_run_dir``): a kernel run never replaces another. ``spin_us`` and
     ``batch_us`` tune the bottleneck's release loop (see
     ``ccarena-bottleneck --help``; defaults there); ``realtime=False`` keeps
     it off SCHED_FIFO. ``frame_trace``: copy the bottleneck's per-frame
@@ -561,6 +570,14 @@ def execute(
     for name, v in (("spin_us", spin_us), ("batch_us", batch_us)):
         if v is not None and not (0 <= float(v) <= 10_000):
             raise ValueError(f"{name}: {v!r} is outside 0..10000 us")
+    # Root, namespaces and the tools first (one line when not: nothing made
+    # yet, not even the lock directory); then the output directory, which
+    # must not hold an earlier kernel run or the user's files.
+    binary = preflight()
+    started = utc_now()
+    plan(scn)
+    target = Path(out) if out is not None else new_kernel_run_dir(scn.name, scn.short_hash, root)
+    check_target(target)
     from ..plots.timeseries import FIGURE_NAME, plot_run
 
     # Everything the run creates (lock, work directory, namespaces,
@@ -587,6 +604,7 @@ def execute(
             workdir,
             topo,
             procs,
+            binary,
             progress=progress,
             spin_us=spin_us,
             batch_us=batch_us,
@@ -613,9 +631,8 @@ def execute(
     for k, v in {**check["values"], **host}.items():
         x = float("nan") if v is None else float(v)
         tables["summary"] = tables["summary"].append_column(k, pa.array([x], pa.float64()))
-    meta = run_meta(scn, raw, check)
+    meta = run_meta(scn, raw, check, started)
     results = Results.from_arrow(tables, meta)
-    target = Path(out) if out is not None else default_run_dir(scn.name, scn.short_hash + "-linux", root)
 
     def draw(tmp: Path) -> None:
         plot_run(results, tmp / FIGURE_NAME)

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from ccarena.linux import netns
@@ -49,12 +50,22 @@ rtt = "20ms"
 """
 
 
-def namespaces() -> set[str]:
-    return {ns for ns in netns.list_namespaces() if netns.NAME_RE.match(ns)}
+def namespaces(prefixes: Iterable[str] | None = None) -> set[str]:
+    """ccarena's namespaces on this machine; with ``prefixes``, only theirs."""
+    want = None if prefixes is None else set(prefixes)
+    out = set()
+    for ns in netns.list_namespaces():
+        m = netns.NAME_RE.match(ns)
+        if m and (want is None or m["prefix"] in want):
+            out.add(ns)
+    return out
 
 
-def processes() -> list[str]:
-    """Command lines of running bottlenecks and traffic generators."""
+def processes(prefixes: Iterable[str] | None = None) -> list[str]:
+    """Command lines of running bottlenecks and traffic generators; with
+    ``prefixes``, only those of these runs (their work directory, in every
+    such command line, is named after the prefix)."""
+    want = None if prefixes is None else list(prefixes)
     out = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -64,18 +75,31 @@ def processes() -> list[str]:
             state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state != "Z" and ("ccarena-bottleneck --scenario" in cmd or "linux/gen.py" in cmd):
+        if state == "Z" or not ("ccarena-bottleneck --scenario" in cmd or "linux/gen.py" in cmd):
+            continue
+        if want is None or any(f"{netns.WORKDIR_HEAD}{p}-" in cmd for p in want):
             out.append(cmd)
     return out
 
 
-def workdirs() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith(netns.WORKDIR_HEAD)}
+def workdirs(prefixes: Iterable[str] | None = None) -> set[str]:
+    heads = [netns.WORKDIR_HEAD] if prefixes is None else [f"{netns.WORKDIR_HEAD}{p}-" for p in prefixes]
+    return {p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith(tuple(heads))}
 
 
-def locks() -> set[str]:
+def locks(prefixes: Iterable[str] | None = None, pid: int | None = None) -> set[str]:
+    """Lock files; with ``prefixes``, only theirs, and with ``pid`` also the
+    temporary file a lock is made in (``.<pid>-<hex>.tmp``)."""
     d = netns.lock_dir()
-    return {p.name for p in d.iterdir()} if d.is_dir() else set()
+    if not d.is_dir():
+        return set()
+    want = None if prefixes is None else {f"{p}.lock" for p in prefixes}
+    tmp = None if pid is None else f".{pid}-"
+    return {
+        p.name
+        for p in d.iterdir()
+        if want is None or p.name in want or (tmp is not None and p.name.startswith(tmp))
+    }
 
 
 def _ignore_sigint() -> None:
@@ -89,7 +113,6 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
     scn = tmp / f"s{i}.toml"
     scn.write_text(SCENARIO.format(duration="4s" if kind == "live" else "20s"))
     out = tmp / f"r-{kind}-{i}"
-    before = (namespaces(), workdirs(), locks())
     cmd = [
         sys.executable,
         "-m",
@@ -108,6 +131,10 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
         stderr=subprocess.PIPE,
         preexec_fn=_ignore_sigint if kind == "SIGINT-ignored" else None,
     )
+    # Everything judged below is this run's alone, by the prefixes whose
+    # lock it holds (its lock file names its pid; it is made before
+    # anything else), so other runs live on the machine are left out.
+    mine: set[str] = set()
     # When: even trials while the namespaces are being built, odd ones
     # 0-1.2 s into the traffic.
     building = kind != "live" and i % 2 == 0
@@ -115,8 +142,9 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
     deadline = t_start + 30
     started = False
     while time.monotonic() < deadline and p.poll() is None:
-        new = namespaces() - before[0]
-        if new and (building or any("gen.py sender" in c for c in processes())):
+        mine.update(netns.prefixes_of(p.pid))
+        new = namespaces(mine)
+        if new and (building or any("gen.py sender" in c for c in processes(mine))):
             started = True  # (the first namespace may be preflight's short-lived probe)
             break
         time.sleep(0.005 if building else 0.05)
@@ -129,7 +157,7 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
             [sys.executable, "-m", "ccarena", "linux", "cleanup"], capture_output=True, text=True
         )
         res["cleanup_out"] = cp.stdout.strip()
-        res["survived"] = bool(namespaces() - before[0])
+        res["survived"] = bool(namespaces(mine))
     elif kind == "SIGKILL":
         p.kill()
     else:
@@ -146,6 +174,9 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
         p.kill()
         _, err = p.communicate()
         res["hung"] = True
+    # A run that could not clean up (SIGKILL) still holds its lock files,
+    # which name its pid: each prefix it made is found.
+    mine.update(netns.prefixes_of(p.pid))
     res["status"] = p.returncode
     res["stderr"] = err.decode(errors="replace").strip().splitlines()[-6:] if err else []
     if kind == "SIGKILL":
@@ -154,10 +185,11 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
         )
         res["cleanup_out"] = cp.stdout.strip()
     time.sleep(0.1)
-    res["left_namespaces"] = sorted(namespaces() - before[0])
-    res["left_processes"] = processes()
-    res["left_workdirs"] = sorted(workdirs() - before[1])
-    res["left_locks"] = sorted(locks() - before[2])
+    res["prefixes"] = sorted(mine)
+    res["left_namespaces"] = sorted(namespaces(mine))
+    res["left_processes"] = processes(mine)
+    res["left_workdirs"] = sorted(workdirs(mine))
+    res["left_locks"] = sorted(locks(mine, p.pid))
     res["out_exists"] = out.exists()
     expected = {"SIGKILL": -9, "live": 0, "SIGINTx2": 130, "SIGINT-ignored": 130}.get(kind)
     if expected is None:
@@ -168,6 +200,7 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
         res["ok"] = res["survived"] and p.returncode == 0 and res["out_exists"] and clean
     else:
         res["ok"] = res["started"] and p.returncode == expected and clean and not res["out_exists"]
+    res["ok"] = res["ok"] and bool(mine)
     return res
 
 

@@ -55,12 +55,14 @@ _SIGNAL_TRIALS = _load_signal_trials()
 
 
 def _ours() -> list[str]:
-    return sorted(_SIGNAL_TRIALS.namespaces())
+    """The namespaces of the runs this test process made (other runs may be
+    live on the machine meanwhile: they are not this test's business)."""
+    return sorted(_SIGNAL_TRIALS.namespaces(netns.owned_here()))
 
 
 def _our_processes() -> list[str]:
-    """Command lines of running bottlenecks and generators."""
-    return _SIGNAL_TRIALS.processes()
+    """Command lines of running bottlenecks and generators of this process's runs."""
+    return _SIGNAL_TRIALS.processes(netns.owned_here())
 
 
 def _accurate_or_skip(res: Results) -> None:
@@ -286,55 +288,94 @@ def _nobody_can_run_python() -> bool:
     return cp.returncode == 0
 
 
-def test_non_root_fails_with_a_clear_message(write_scenario):
+@pytest.mark.parametrize("command", ["run", "compare"])
+def test_non_root_fails_with_a_clear_message(write_scenario, command):
+    """Issue 39: not as root, ``run --backend linux`` died with a
+    PermissionError traceback on the lock directory, and ``compare`` wrote
+    the simulator's run first. Now: one line, exit 2, nothing made (not even
+    the lock directory), nothing written."""
+    import shutil
     import tempfile
 
     # A directory nobody can read (pytest's own tmp_path is private to root).
     shared = Path(tempfile.mkdtemp(prefix="ccarena-nonroot-"))
-    os.chmod(shared, 0o755)
+    os.chmod(shared, 0o777)
     path = shared / "s.toml"
     path.write_bytes(write_scenario(ONE_CUBIC).read_bytes())
     os.chmod(path, 0o644)
-    cmd = [
-        sys.executable,
-        "-m",
-        "ccarena",
-        "run",
-        str(path),
-        "--backend",
-        "linux",
-        "--out",
-        str(shared / "r"),
-    ]
+    target = shared / "r"
+    args = ["run", str(path), "--backend", "linux", "--out", str(target)]
+    if command == "compare":
+        args = ["compare", str(path), "--out", str(target)]
+    cmd = [sys.executable, "-m", "ccarena", *args]
     home = shared / "home"
     home.mkdir()
     os.chmod(home, 0o777)
-    env = dict(os.environ, HOME=str(home), MPLCONFIGDIR=str(home))
+    locks = shared / "locks"  # where this run's lock directory would go
+    env = dict(os.environ, HOME=str(home), MPLCONFIGDIR=str(home), **{netns.LOCKS_ENV: str(locks)})
     if _nobody_can_run_python():
         cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
     else:
         # The interpreter is not readable by nobody here (e.g. under /root):
         # the documented test-only switch makes the backend see a non-root user.
         env[lb.FAKE_NONROOT_ENV] = "1"
-    before = set(_ours())
-    cp = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
-    assert cp.returncode == 2, cp.stderr
-    assert "must run as root" in cp.stderr
-    assert len(cp.stderr.strip().splitlines()) == 1
-    assert set(_ours()) == before
-    assert not (shared / "r").exists()
-    import shutil
-
-    shutil.rmtree(shared)
+    try:
+        cp = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(shared))
+        assert cp.returncode == 2, cp.stderr
+        assert "must run as root" in cp.stderr
+        assert len(cp.stderr.strip().splitlines()) == 1, cp.stderr
+        assert not locks.exists()
+        assert not target.exists()
+        assert not (shared / "results").exists()
+    finally:
+        shutil.rmtree(shared)
 
 
 def test_unsupported_algorithm_is_refused_before_anything_is_built(tmp_path):
     doc = json.loads(json.dumps(ONE_CUBIC))
     doc["flows"][0]["cc"] = "bbq"
-    before = set(_ours())
+    before = netns.owned_here()
     with pytest.raises(lb.LinuxUnsupported, match="bbq"):
         lb.execute(Scenario.from_dict(doc), tmp_path / "r")
-    assert set(_ours()) == before
+    # No run was begun: only preflight's probe (removed at once) owned a prefix.
+    assert len(netns.owned_here()) <= len(before) + 1
+    assert set(_ours()) == set()
+
+
+def test_a_second_kernel_run_of_a_scenario_keeps_the_first(tmp_path, write_scenario, capsys, monkeypatch):
+    """Issue 39: kernel runs were stored by the scenario's hash, so a second
+    ``run --backend linux`` (or ``compare``) replaced the first, which cannot
+    be made again. Each now has its own directory, records where and when
+    it ran, and the later run names the earlier ones; ``--out`` at a kernel
+    run is refused."""
+    from ccarena import cli
+
+    monkeypatch.chdir(tmp_path)
+    path = write_scenario({**ONE_CUBIC, "duration": "1s"})
+    assert cli.main(["run", str(path), "--backend", "linux", "--no-figure"]) == 0
+    capsys.readouterr()
+    assert cli.main(["compare", str(path), "--no-figure"]) == 0
+    out = capsys.readouterr().out
+    home = tmp_path / "results" / ONE_CUBIC["name"]
+    kernel = sorted(p for p in home.iterdir() if "-linux-" in p.name)
+    assert len(kernel) == 2, sorted(p.name for p in home.iterdir())
+    assert "earlier kernel runs of this scenario (1" in out and kernel[0].name in out
+    metas = [json.loads((k / "scenario.json").read_text()) for k in kernel]
+    assert metas[0]["hash"] == metas[1]["hash"]
+    for m in metas:
+        lx = m["linux"]
+        assert lx["host"]["cpus"] >= 1 and lx["host"]["kernel"] and lx["host"]["cpu_model"]
+        assert lx["started_utc"].endswith("Z") and lx["ccarena_commit"]
+    # Its comparison sits beside it, named after it.
+    assert (home / kernel[1].name.replace("-linux-", "-compare-") / "compare_flows.csv").is_file()
+    # A kernel run is never the target of another run.
+    before = sorted(p.name for p in kernel[0].iterdir())
+    err = capsys.readouterr().err
+    assert cli.main(["run", str(path), "--backend", "linux", "--out", str(kernel[0]), "--no-figure"]) == 2
+    err = capsys.readouterr().err
+    assert "kernel run" in err and len(err.strip().splitlines()) == 1
+    assert cli.main(["run", str(path), "--out", str(kernel[0]), "--no-figure"]) == 2
+    assert sorted(p.name for p in kernel[0].iterdir()) == before
 
 
 def test_backend_field_in_the_scenario_selects_linux(tmp_path, write_scenario, capsys):
@@ -659,10 +700,15 @@ def test_flows_that_differ_in_ecn_and_initial_window_keep_their_own(tmp_path):
 
 def test_two_way_traffic_on_the_kernel(tmp_path):
     # Two CUBIC flows in opposite directions over two 20 Mbit/s links, each
-    # flow's ACKs behind the other's data: on the kernel too a flow's RTT is
-    # its base RTT plus both queues (measured over 20 s: 36.2 ms kernel,
-    # 36.0 simulated, for a 20 ms base). Compared in steady state (after
-    # slow start), sampled alike on both backends.
+    # flow's ACKs behind the other's data: a flow's RTT is its base RTT plus
+    # the queue its data waits in plus the queue its ACKs wait in, on the
+    # kernel as in the simulator. Judged within each backend, in steady
+    # state (after slow start), from the queue tables of the same seconds.
+    # (How high both queues stand is the CUBIC flows' phase: 14 kernel runs
+    # here gave 15.1-24.4 ms of summed queueing, srtt 35.1-47.6 ms; 10
+    # simulator seeds 15.0-16.6 ms, 35.2-37.0; one kernel run against one
+    # seed is not a comparison of the two, docs/validation.md, "Two-way
+    # traffic". This test was flaky while it compared them within 10%.)
     from ccarena.linux import execute
 
     doc = {
@@ -679,21 +725,23 @@ def test_two_way_traffic_on_the_kernel(tmp_path):
     scn = Scenario.from_dict(doc)
     lx = execute(scn, tmp_path / "lx")
     _accurate_or_skip(lx)
-    # The simulator with the hosts this kernel run measured, as conformance
-    # runs it. (Seen once with the shipped table: kernel srtt 41.8 against
-    # 36.5, in a run the self-check passed on a slow evening; how much of
-    # that the measured table carries was not measured.)
     hosts = HostTable.of(lx.meta["linux"].get("turnarounds"))
     sim = run(Scenario.from_dict(doc if hosts is None else hosts.onto(doc)), out=tmp_path / "sim")
-    q = lx.links.set_index("link")["qdelay_mean_ms"]
 
-    def steady_srtt(r: Results) -> float:
-        s = r.samples
-        return float(s[(s.flow == 0) & (s.time_s > 4.0)]["srtt_ms"].mean())
+    def steady(r: Results) -> tuple[float, float, float]:
+        """Flow 0's mean srtt and each link's mean sojourn, after 4 s."""
+        s, q = r.samples, r.queue
+        srtt = float(s[(s.flow == 0) & (s.time_s > 4.0)]["srtt_ms"].mean())
+        sojourn = q[q.time_s > 4.0].groupby("link")["sojourn_mean_ms"].mean()
+        return srtt, float(sojourn["down"]), float(sojourn["up"])
 
-    srtt, s_sim = steady_srtt(lx), steady_srtt(sim)
-    assert q["up"] > 3.0 and srtt > 20.0 + q["down"] + 0.5 * q["up"], (srtt, q.to_dict())
-    assert abs(srtt - s_sim) / s_sim < 0.1, (srtt, s_sim)
+    for name, r in (("kernel", lx), ("simulator", sim)):
+        srtt, down, up = steady(r)
+        # Both links hold a standing queue (each carries one flow's data) ...
+        assert down > 3.0 and up > 3.0, (name, down, up)
+        # ... and flow 0's RTT holds both: its data's and its ACKs'.
+        # Measured: within 0.5 ms on both backends (14 kernel runs, 10 seeds).
+        assert abs(srtt - (20.0 + down + up)) < 1.5, (name, srtt, down, up)
     # ACK compression at the sender, measured alike: two-way traffic spreads
     # the ACK gaps on both backends (CV 0.39-0.41 kernel, 0.51-0.66
     # simulated with model 5; one flow alone 0.16 on both). The size differs

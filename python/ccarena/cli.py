@@ -868,7 +868,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ScenarioError, StoreError, _BadArgs) as e:
         print(str(e), file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (LinuxNotAvailable, LinuxUnsupported) as e:
+    except LinuxNotAvailable as e:
+        print(f"ccarena: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except LinuxUnsupported as e:
         print(f"ccarena: linux backend: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except LinuxBackendError as e:

@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import platform
+import shlex
 import shutil
 import signal
 import subprocess
@@ -142,14 +143,26 @@ def find_bottleneck() -> Path:
     )
 
 
+def _as_root() -> str:
+    """This very command under sudo, by full path: sudo's own PATH
+    (``secure_path``) leaves out a virtualenv's ``bin``, so a bare ``sudo
+    ccarena`` finds no ccarena, or another one."""
+    argv = list(sys.argv)
+    if not argv or not argv[0] or Path(argv[0]).name in ("__main__.py", "-c"):
+        head = [sys.executable, "-m", "ccarena"]
+    else:
+        head = [str(Path(shutil.which(argv[0]) or argv[0]).absolute())]
+    cmd = head + argv[1:] if argv and Path(argv[0]).name != "-c" else [*head, "..."]
+    return "sudo " + shlex.join(cmd)
+
+
 def preflight() -> Path:
     """Check that the Linux backend can run here; returns the bottleneck binary."""
     if sys.platform != "linux":
         raise LinuxNotAvailable("the Linux backend needs Linux")
     if not _is_root():
         raise LinuxNotAvailable(
-            "the Linux backend must run as root (it creates network namespaces); "
-            "try: sudo ccarena run ... --backend linux"
+            f"the Linux backend must run as root (it creates network namespaces); try: {_as_root()}"
         )
     for tool in ("ip", "ethtool", "sysctl"):
         if shutil.which(tool) is None:

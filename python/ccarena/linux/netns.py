@@ -57,6 +57,8 @@ __all__ = [
     "list_namespaces",
     "new_prefix",
     "ns_pids",
+    "owned_here",
+    "prefixes_of",
 ]
 
 PREFIX_HEAD = "cca"
@@ -169,6 +171,32 @@ def lock_dir() -> Path:
     return Path(os.environ.get(LOCKS_ENV) or "/run/ccarena-linux")
 
 
+#: Every prefix this process has owned (``Owner``), in order: what a test
+#: checks for leftovers, so that other runs live on the machine meanwhile
+#: are none of its business.
+_OWNED_HERE: list[str] = []
+
+
+def owned_here() -> tuple[str, ...]:
+    """The prefixes this process has owned so far."""
+    return tuple(_OWNED_HERE)
+
+
+def prefixes_of(pid: int) -> list[str]:
+    """The prefixes whose lock process ``pid`` holds now (its lock file
+    names its owner's pid): a run started as another process."""
+    out = []
+    with contextlib.suppress(OSError):
+        for p in lock_dir().iterdir():
+            m = LOCK_RE.match(p.name)
+            if m is None:
+                continue
+            with contextlib.suppress(OSError, ValueError):
+                if int(p.read_text().strip() or "0") == pid:
+                    out.append(m["prefix"])
+    return sorted(out)
+
+
 class Owner:
     """The lock that marks a run's prefix as live (see the module). ``Owner()``
     picks a fresh prefix and holds its lock until ``release()``."""
@@ -199,6 +227,7 @@ class Owner:
         self.prefix = prefix
         self.path = path
         self._fd: int | None = fd
+        _OWNED_HERE.append(prefix)
 
     def workdir(self) -> Path:
         """A new work directory in the temporary directory, named after the prefix."""

@@ -32,6 +32,7 @@ test: install-test
 
 bench:
 	cargo bench -p ccarena-sim
+	$(PYTHON) benches/startup.py
 
 # Instructions and cache misses per packet of a few bench rows, counted by
 # cachegrind (valgrind): unlike wall time they do not drift with the day.

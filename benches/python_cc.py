@@ -45,7 +45,7 @@ def timed(doc: dict) -> tuple[float, int]:
     walls = []
     for _ in range(5):
         t0 = time.perf_counter()
-        simulate(scn.core_json)
+        simulate(scn.core_json)  # the core run alone (tables kept in Rust, not written)
         walls.append(time.perf_counter() - t0)
     r = ccarena.run(doc)
     acks = int(r.flows["segs_sent"].sum() - r.flows["segs_retrans"].sum()) // 2

@@ -165,9 +165,18 @@ def test_list_shows_ids_and_needs(capsys):
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
     assert "bbq/fig3" in out and "mixed-workload/fig2" in out
+    lines = out.splitlines()
     for id_, entry in REGISTRY.items():
-        line = next(ln for ln in out.splitlines() if ln.split() and ln.split()[0] == id_)
-        assert ("runs" in line) == (not missing(entry.needs)), line
+        # The id's line and the lines under it, to the next id.
+        k = next(i for i, ln in enumerate(lines) if ln.split() and ln.split()[0] == id_)
+        block = [lines[k]]
+        for ln in lines[k + 1 :]:
+            if not ln.startswith("    "):
+                break
+            block.append(ln)
+        assert ("waits for" in " ".join(block)) == bool(missing(entry.needs)), block
+    # It fits a terminal of 80 columns.
+    assert max(len(ln) for ln in lines) <= 80
 
 
 # One id per paper: the first that can run with this core.

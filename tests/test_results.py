@@ -78,8 +78,8 @@ def test_simulated_tables_hold_the_schema_first():
             "flows": [{"cc": "cubic", "rtt": "10ms"}, {"cc": "bbr1", "rtt": "20ms"}],
         }
     )
-    streams, _, _ = _core.run(json.dumps(scn.normalized))
-    tables = tables_from_ipc(streams)
+    run = _core.run(json.dumps(scn.normalized))
+    tables = tables_from_ipc({n: run.ipc(n) for n in run.names()})
     assert list(tables) == list(schemas())
     for name, schema in schemas().items():
         got = tables[name].schema

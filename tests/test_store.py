@@ -159,6 +159,24 @@ def test_a_file_ccarena_did_not_write_is_never_deleted(tmp_path: Path, mine):
     assert _entries(tmp_path) == ["run"]
 
 
+def test_a_run_of_an_older_ccarena_without_a_manifest(tmp_path: Path):
+    """Before manifests a run directory held the tables, scenario.json,
+    timeseries.png and capture/*.pcapng: such a one is replaced; with
+    anything else in it (a report, a picture), it is the user's."""
+    target = tmp_path / "run"
+    write_run(target, META, _tables())
+    (target / "manifest.json").unlink()
+    (target / "timeseries.png").write_bytes(b"old ccarena's figure")
+    write_run(target, {**META, "hash": "new"}, _tables(2.0))
+    assert json.loads((target / "scenario.json").read_text())["hash"] == "new"
+    (target / "manifest.json").unlink()
+    (target / "report").mkdir()
+    (target / "report" / "index.html").write_text("an old report, or the user's")
+    with pytest.raises(StoreError, match="report"):
+        write_run(target, META, _tables())
+    assert (target / "report" / "index.html").is_file()
+
+
 def test_a_changed_file_of_ccarenas_counts_as_the_users(tmp_path: Path):
     target = tmp_path / "run"
 

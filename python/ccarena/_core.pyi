@@ -1,9 +1,11 @@
 """Type stub of the extension module ``ccarena._core`` (crate ``crates/py``).
 
-The extension is deliberately thin: scenarios cross as JSON strings, results
-as Arrow IPC stream bytes. Use the public API in ``ccarena`` instead.
+The extension is deliberately thin: scenarios cross as JSON strings; results
+stay in Rust (``Run``) until written as Parquet or handed over as Arrow IPC.
+Use the public API in ``ccarena`` instead.
 """
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -21,17 +23,33 @@ def normalize(input_json: str) -> str:
     ``count`` with ``id`` and ``group``, buffer in bytes, seed, duration, sample
     interval. Raises ``ScenarioError``."""
 
-def run(
-    normalized_json: str, progress: Callable[[int], object] | None = None
-) -> tuple[dict[str, bytes], dict[str, int], list[dict[str, Any]]]:
+class Run:
+    """A finished run's results, held in Rust until written or read."""
+
+    stats: dict[str, int]
+    """"events", "bottleneck_packets" and "sim_time_ns"."""
+    captures: list[dict[str, Any]]
+    """One dict per ``[capture]`` point: "name", "frames", "skipped"
+    (frames past ``max_packets``) and "pcapng" (the file's bytes)."""
+
+    def names(self) -> list[str]:
+        """The tables: "summary", "flows", "samples", "queue", "transitions", "links"."""
+    def num_rows(self, name: str) -> int: ...
+    def write(self, directory: str | os.PathLike[str]) -> None:
+        """Every table as ``<directory>/<name>.parquet`` (zstd; the same
+        table gives the same bytes). Releases the GIL."""
+    def parquet(self, name: str) -> bytes:
+        """One table as a Parquet file's bytes (what ``write`` writes)."""
+    def ipc(self, name: str) -> bytes:
+        """One table as an Arrow IPC stream (``pyarrow.ipc.open_stream``)."""
+    def rows(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The first ``limit`` rows (all with None) as dicts, without pyarrow."""
+
+def run(normalized_json: str, progress: Callable[[int], object] | None = None) -> Run:
     """Simulate a normalized scenario (the output of ``normalize``).
 
-    Returns ``(tables, stats, captures)``. ``tables`` maps "summary", "flows",
-    "samples", "queue", "transitions" and "links" to an Arrow IPC stream (one
-    record batch; read with ``pyarrow.ipc.open_stream``). ``stats`` has
-    "events", "bottleneck_packets" and "sim_time_ns". ``captures`` has one
-    dict per ``[capture]`` point: "name", "frames", "skipped" (frames past
-    ``max_packets``) and "pcapng" (the file's bytes). Releases the GIL while
+    Returns the ``Run``: its tables ("summary", "flows", "samples",
+    "queue", "transitions" and "links"), statistics and captures. Releases the GIL while
     simulating; every 2^20 events it checks for signals (Ctrl-C raises
     KeyboardInterrupt, nothing is returned) and calls
     ``progress(sim_time_ns)`` if given (an exception it raises stops the
@@ -101,8 +119,8 @@ class Simulation:
     def __init__(self, normalized_json: str) -> None: ...
     def advance(self, until_ns: int) -> bool:
         """Run the events due by ``until_ns``; False once the scenario has ended."""
-    def results(self) -> tuple[dict[str, bytes], dict[str, int], list[dict[str, Any]]]:
-        """``run``'s (tables, stats, captures), once the scenario has ended."""
+    def results(self) -> Run:
+        """``run``'s ``Run``, once the scenario has ended."""
 
 class AckSample:
     """What one ACK told a Python controller's flow (``ccarena.controller``)."""

@@ -27,7 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import ControllerError, LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, StoreError
-from .interrupt import preload
+from .interrupt import guard_imports
 from .scenario import Scenario, ScenarioError
 from .termtable import Rows
 from .version import __version__
@@ -239,10 +239,11 @@ def _num(v: Any, fmt: str, scale: float = 1.0, none: str = "—") -> str:
     return format(f * scale, fmt)
 
 
-def _flows_table(flows) -> Rows:
+def _flows_table(res) -> Rows:
+    """A run's flows (the first ``_MAX_ROWS``), from ``Results.head``."""
     names = ("flow", "cc", "rtt ms", "goodput Mbit/s", "retrans %", "mean srtt ms", "fct s")
     t = Rows("flows", [(n, "left" if n == "cc" else "right") for n in names], key=2)
-    for _, f in flows.head(_MAX_ROWS).iterrows():
+    for f in res.head("flows", _MAX_ROWS):
         t.add_row(
             f.get("flow", ""),
             f.get("cc", ""),
@@ -252,16 +253,17 @@ def _flows_table(flows) -> Rows:
             _num(f.get("srtt_mean_ms"), ".1f"),
             _num(f.get("fct_s"), ".3f"),
         )
-    if len(flows) > _MAX_ROWS:
-        t.caption = f"… {len(flows) - _MAX_ROWS} more flows in flows.parquet"
+    n = res.count("flows")
+    if n > _MAX_ROWS:
+        t.caption = f"… {n - _MAX_ROWS} more flows in flows.parquet"
     return t
 
 
-def _links_table(links) -> Rows:
+def _links_table(res) -> Rows:
     """A network's links: utilization, queueing delay and drops of each."""
     names = ("link", "Mbit/s", "flows", "util %", "qdelay mean / p99 ms", "drops")
     t = Rows("links", [(n, "left" if n == "link" else "right") for n in names])
-    for _, x in links.head(_MAX_ROWS).iterrows():
+    for x in res.head("links", _MAX_ROWS):
         t.add_row(
             x.get("link", ""),
             _num(x.get("rate_mbps"), "g"),
@@ -270,13 +272,15 @@ def _links_table(links) -> Rows:
             _num(x.get("qdelay_mean_ms"), ".2f") + " / " + _num(x.get("qdelay_p99_ms"), ".2f"),
             _num(x.get("drops"), ".0f"),
         )
-    if len(links) > _MAX_ROWS:
-        t.caption = f"… {len(links) - _MAX_ROWS} more links in links.parquet"
+    n = res.count("links")
+    if n > _MAX_ROWS:
+        t.caption = f"… {n - _MAX_ROWS} more links in links.parquet"
     return t
 
 
-def _summary_table(summary) -> Table:
-    s = summary.iloc[0] if len(summary) else {}
+def _summary_table(res) -> Table:
+    rows = res.head("summary", 1)
+    s = rows[0] if rows else {}
     t = Table(title="run summary", title_justify="left", show_header=False)
     t.add_column("metric")
     t.add_column("value", justify="right")
@@ -479,16 +483,18 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         with err.status(escape(f"simulating {scn.name} …")) as st:
             show = _progress_line(scn.name, int(scn.normalized["duration_ns"]), st.update)
             res = execute(scn, args.out, figure=not args.no_figure, yes=args.yes, progress=show)
-    out.print(_flows_table(res.flows))
-    if len(res.links) > 1:
-        out.print(_links_table(res.links))
-    out.print(_summary_table(res.summary))
+    out.print(_flows_table(res))
+    if res.count("links") > 1:
+        out.print(_links_table(res))
+    out.print(_summary_table(res))
     _print_linux_checks(res, out, err)
     out.print(f"run directory: {res.path}")
     _print_earlier(earlier, out)
     if res.figure is not None:
         out.print(f"figure: {res.figure}")
     _print_captures(res, out, err)
+    if not expectations:
+        return 0
     outcomes = check_all(expectations, [("run", {}, res.summary, res.flows)])
     return print_expectations(outcomes, out)
 
@@ -760,24 +766,50 @@ def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def _listing(title: str, rows: Sequence[tuple[str, str, str]], width: int) -> Text:
+    """Rows of (name, a short note, a reference) as text that fits ``width``
+    columns: the reference wraps under itself."""
+    import textwrap
+
+    a = max(len(r[0]) for r in rows) + 2
+    b = max(len(r[1]) for r in rows) + 2
+    room = max(20, width - 2 - a - b)
+    text = Text(title + "\n", style="bold")
+    for name, note, ref in rows:
+        parts = textwrap.wrap(ref, room) or [""]
+        text.append(f"  {name:<{a}}{note:<{b}}{parts[0]}\n")
+        for more in parts[1:]:
+            text.append(" " * (2 + a + b) + more + "\n")
+    return text
+
+
 def _cmd_list(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import _core
     from .catalog import catalog_table
-    from .linux.backend import KERNEL_CC
+    from .linux.modules import KERNEL_CC
     from .traces import shipped
 
-    cc = Rows(
-        "congestion controls (cc = NAME)", [("cc", "left"), ("reference", "left"), ("Linux backend", "left")]
+    width = out.width
+    out.print(
+        _listing(
+            "congestion controls (cc = NAME; kernel X: the Linux backend runs module X)",
+            [
+                (n, f"kernel {KERNEL_CC[n]}" if n in KERNEL_CC else "-", _core.cc_reference(n))
+                for n in _core.cc_names()
+            ],
+            width,
+        )
     )
-    for n in _core.cc_names():
-        cc.add_row(n, _core.cc_reference(n), f"kernel's {KERNEL_CC[n]}" if n in KERNEL_CC else "-")
-    out.print(cc)
-    qd = Rows("queue disciplines (bottleneck.qdisc = NAME)", [("qdisc", "left"), ("reference", "left")])
-    for n in _core.qdisc_names():
-        qd.add_row(n, _core.qdisc_reference(n))
-    out.print(qd)
-    out.print("delivery traces:     " + ", ".join(shipped()) + " (trace = NAME or a file)")
-    out.print(catalog_table())
+    out.print(
+        _listing(
+            "queue disciplines (bottleneck.qdisc = NAME)",
+            [(n, "", _core.qdisc_reference(n)) for n in _core.qdisc_names()],
+            width,
+        )
+    )
+    traces = ", ".join(shipped())
+    out.print(_listing("delivery traces (trace = NAME or a file)", [("", "", traces)], width))
+    out.print(catalog_table(width))
     return 0
 
 
@@ -837,7 +869,27 @@ class _BadArgs(ValueError):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    # Every module a command loads, it loads when it needs it; no signal can
+    # cut such an import in two (ccarena.interrupt): one that comes meanwhile
+    # lands after it, as an ordinary interrupt, handled below like any.
+    guard_imports()
+    try:
+        return _dispatch(_parser().parse_args(argv))
+    except KeyboardInterrupt as e:
+        # A Linux run ends by SIGINT/SIGTERM/SIGHUP with ``Interrupted``
+        # (128 + signal, after its clean-up); Ctrl-C elsewhere is SIGINT.
+        status = int(getattr(e, "exit_status", 128 + signal.SIGINT))
+        # Exiting on this interrupt: a second Ctrl-C now must not turn the
+        # exit status into death by signal.
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)
+        print(f"ccarena: interrupted ({signal.Signals(status - 128).name})", file=sys.stderr)
+        return status
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; bad input of any kind is one line on
+    stderr and exit status 2."""
     if getattr(sys.stdout, "errors", None) == "strict" and hasattr(sys.stdout, "reconfigure"):
         # A path that is not UTF-8 (surrogates in Python) prints as stderr
         # prints it, not as a UnicodeEncodeError after the work is done.
@@ -859,11 +911,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "conformance": _cmd_conformance,
     }[args.command]
     try:
-        if args.command not in ("validate", "list"):
-            # What the command will import, imported before a signal can
-            # cut an import in two (ccarena.interrupt); one that came
-            # meanwhile lands here, as an ordinary interrupt.
-            preload(("ccarena.plots", "ccarena.linux", "pyarrow.parquet"))
         return command(args, out, err)
     except (ScenarioError, StoreError, _BadArgs) as e:
         print(str(e), file=sys.stderr)
@@ -881,16 +928,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The user's own code: one line here, the traceback from ccarena.run.
         print(f"ccarena: {e} (nothing was written)", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as e:
-        # A Linux run ends by SIGINT/SIGTERM/SIGHUP with ``Interrupted``
-        # (128 + signal, after its clean-up); Ctrl-C elsewhere is SIGINT.
-        status = int(getattr(e, "exit_status", 128 + signal.SIGINT))
-        # Exiting on this interrupt: a second Ctrl-C now must not turn the
-        # exit status into death by signal.
-        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, signal.SIG_IGN)
-        print(f"ccarena: interrupted ({signal.Signals(status - 128).name})", file=sys.stderr)
-        return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,10 +2,11 @@
 processes, or on a Ray cluster.
 
 Every executor runs the same two steps per run: ``runner.simulate`` (the
-scenario's normalized JSON in, Arrow IPC streams out) and
-``runner.store_streams`` (the atomic run directory). Local workers do both
-(the writing is spread over the pool too); Ray workers only simulate and
-return the streams, and the driver writes them, so a cluster needs no shared
+scenario's normalized JSON in, the core's tables out) and
+``runner.store_run`` (the atomic run directory, its tables written by the
+core as Parquet). Local workers do both (the writing is spread over the
+pool too); Ray workers only simulate and return the tables as Parquet
+files' bytes, and the driver writes them, so a cluster needs no shared
 file system. Since a run depends only on its scenario, the files are the
 same bits whichever executor and however many workers produced them.
 """
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .runner import simulate, store_streams
+from .runner import simulate, simulate_portable, store_portable, store_run
 
 __all__ = ["EXECUTORS", "Job", "default_jobs", "run_job", "run_local", "run_ray"]
 
@@ -53,7 +54,8 @@ def default_jobs() -> int:
 def run_job(job: Job) -> int:
     """Simulate one job and write its run directory (a local worker's task)."""
     try:
-        store_streams(job.core_json, job.hash, simulate(job.core_json), job.target)
+        run = simulate(job.core_json)
+        store_run(job.core_json, job.hash, run, dict(run.stats), list(run.captures), job.target)
     except Exception as e:
         raise RunError(f"{type(e).__name__}: {e}") from None
     except BaseException as e:  # a Rust panic arrives as pyo3's PanicException (a BaseException)
@@ -140,7 +142,7 @@ def run_ray(jobs: Sequence[Job], address: str | None, workers: int | None, on_do
             ray.init(num_cpus=workers or default_jobs(), **kwargs)
         started = True
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(simulate)
+        remote = ray.remote(num_cpus=1, max_retries=0)(simulate_portable)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         window = max(4, 2 * cpus)  # tasks in flight: enough to keep every CPU busy
         queue = list(jobs)
@@ -153,7 +155,7 @@ def run_ray(jobs: Sequence[Job], address: str | None, workers: int | None, on_do
             for ref in ready:
                 job = inflight.pop(ref)
                 try:
-                    store_streams(job.core_json, job.hash, ray.get(ref), job.target)
+                    store_portable(job.core_json, job.hash, ray.get(ref), job.target)
                 except Exception as e:
                     on_done(job, RunError(f"{type(e).__name__}: {e}"))
                 else:

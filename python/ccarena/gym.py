@@ -243,11 +243,11 @@ class CcEnv(gymnasium.Env):
         """The episode's result tables (a ``ccarena.Results``), once it has ended."""
         from .results import Results, tables_from_ipc
 
-        streams, stats, _ = self._sim.results()
+        run = self._sim.results()
         scn = Scenario.from_dict(self._raw, source=self._source)
-        return Results.from_arrow(
-            tables_from_ipc(streams), {"backend": "sim", "scenario": scn.normalized, "run_stats": dict(stats)}
-        )
+        meta = {"backend": "sim", "scenario": scn.normalized, "run_stats": dict(run.stats)}
+        streams = {t: run.ipc(t) for t in run.names()}
+        return Results.from_arrow(tables_from_ipc(streams), meta)
 
     def close(self) -> None:
         self._sim = None

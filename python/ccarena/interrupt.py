@@ -22,8 +22,11 @@ them to its owner (``SignalGuard``'s clean-up).
   ``ImportError: initialization failed`` (exit 1), leaves the interpreter
   marked so that it kills itself by SIGINT at exit after the command
   printed its own status, or aborts it (``Fatal Python error``, -6): all
-  three seen with SIGINT 0.2-1.3 s into ``ccarena run --backend linux``;
-  ``preload()`` imports a command's modules deferred. Starting a process
+  three seen with SIGINT 0.2-1.3 s into ``ccarena run --backend linux``.
+  ``guard_imports()`` (the command line calls it first) makes every
+  import that loads a module from then on run deferred, wherever it is,
+  so each command loads only what it uses, when it uses it (start-up
+  time); ``preload()`` imports modules deferred at once. Starting a process
   is not interruptible either (an interrupt inside ``Popen``, after the
   fork, leaves a child nobody waits for: ``linux.netns.run``).
 - ``SignalGuard(*steps)``: installs its own handler for SIGINT, SIGTERM
@@ -49,15 +52,18 @@ SIGHUP), as a shell reports a process that a signal ended.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib
+import importlib.util
 import signal
+import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import FrameType, ModuleType
 from typing import ClassVar
 
-__all__ = ["SIGNALS", "Interrupted", "SignalGuard", "deferred", "held", "preload"]
+__all__ = ["SIGNALS", "Interrupted", "SignalGuard", "deferred", "guard_imports", "held", "preload"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -160,6 +166,50 @@ def preload(modules: Sequence[str]) -> None:
     with deferred():
         for name in modules:
             importlib.import_module(name)
+
+
+_plain_import = builtins.__import__
+
+
+def _loaded(
+    name: str, globals_: Mapping[str, object] | None, fromlist: Sequence[str] | None, level: int
+) -> bool:
+    """Whether an import statement would load nothing new: its module and
+    every name of its ``from`` list are there already."""
+    if level:
+        package = str((globals_ or {}).get("__package__") or "")
+        try:
+            name = importlib.util.resolve_name("." * level + name, package)
+        except (ImportError, ValueError):
+            return False
+    module = sys.modules.get(name)
+    if module is None:
+        return False
+    # The module's own namespace, not getattr: a name a module makes on
+    # first use (PEP 562) is an import still to come.
+    names = getattr(module, "__dict__", {})
+    return all(n in names for n in fromlist or () if n != "*")
+
+
+def _deferring_import(
+    name: str,
+    globals: Mapping[str, object] | None = None,
+    locals: Mapping[str, object] | None = None,
+    fromlist: Sequence[str] | None = (),
+    level: int = 0,
+) -> ModuleType:
+    if _Held.depth or not _main_thread() or _loaded(name, globals, fromlist, level):
+        return _plain_import(name, globals, locals, fromlist or (), level)
+    with deferred():
+        return _plain_import(name, globals, locals, fromlist or (), level)
+
+
+def guard_imports() -> None:
+    """From now on, in this process, an import statement that loads a module
+    holds the three signals until it is done (``deferred``): a signal
+    then lands after the import, as an ordinary interrupt. Statements that
+    find their module loaded cost one dictionary lookup more."""
+    builtins.__import__ = _deferring_import
 
 
 class SignalGuard:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .results import Results, tables_from_ipc
+from .results import Results
 from .scenario import Scenario
 from .store import (
     DEFAULT_ROOT,
     TABLES,
+    ParquetFiles,
+    Tables,
     capture_files,
     capture_meta,
     check_target,
@@ -19,13 +22,17 @@ from .store import (
 )
 from .version import __version__
 
-__all__ = ["BACKEND", "execute", "run_meta", "simulate", "store_streams"]
+if TYPE_CHECKING:
+    from . import _core
+
+__all__ = ["BACKEND", "PortableRun", "execute", "run_meta", "simulate", "simulate_portable", "store_run"]
 
 BACKEND = "sim"
 
-
-#: A simulated run's output: table streams, run statistics, captures.
-SimOutput = tuple[dict[str, bytes], dict[str, int], list[dict[str, Any]]]
+#: A simulated run in a form that crosses processes (a Ray worker's
+#: answer): each table as a Parquet file's bytes, the run statistics and
+#: the captures.
+PortableRun = tuple[dict[str, bytes], dict[str, int], list[dict[str, Any]]]
 
 
 def run_meta(
@@ -51,30 +58,44 @@ def _meta(
     return meta
 
 
-def simulate(core_json: str, progress: Callable[[int], None] | None = None) -> SimOutput:
-    """Run a normalized scenario (JSON) on the simulator: the Arrow IPC
-    streams of its tables, the run statistics and the ``[capture]`` files
-    (``_core.run``). Pure: no files. ``progress(sim_time_ns)`` is called
-    about ten times a second of wall time; Ctrl-C stops the run within
-    about as long (KeyboardInterrupt)."""
+def simulate(core_json: str, progress: Callable[[int], None] | None = None) -> _core.Run:
+    """Run a normalized scenario (JSON) on the simulator: the core's ``Run``
+    (its tables, run statistics and ``[capture]`` files, held in Rust until
+    written). Pure: no files. ``progress(sim_time_ns)`` is called about
+    ten times a second of wall time; Ctrl-C stops the run within about as
+    long (KeyboardInterrupt)."""
     from . import _core
 
-    streams, stats, captures = _core.run(core_json, progress)
-    missing = [t for t in TABLES if t not in streams]
+    run = _core.run(core_json, progress)
+    missing = [t for t in TABLES if t not in run.names()]
     if missing:
         raise RuntimeError(f"the simulator returned no table(s) {', '.join(missing)}")
-    return {t: streams[t] for t in TABLES}, dict(stats), list(captures)
+    return run
 
 
-def store_streams(core_json: str, run_hash: str, output: SimOutput, target: str | Path) -> Path:
-    """Write the run directory of a simulated scenario (``output`` as
-    ``simulate`` returns it)."""
-    import json
+def simulate_portable(core_json: str) -> PortableRun:
+    """``simulate``, its tables as Parquet bytes (for a Ray worker to send back)."""
+    run = simulate(core_json)
+    return {t: run.parquet(t) for t in TABLES}, dict(run.stats), list(run.captures)
 
-    streams, stats, captures = output
-    tables = tables_from_ipc(streams)
+
+def store_run(
+    core_json: str,
+    run_hash: str,
+    tables: Tables,
+    stats: dict[str, int],
+    captures: list[dict[str, Any]],
+    target: str | Path,
+) -> Path:
+    """Write the run directory of a simulated scenario."""
     meta = _meta(json.loads(core_json), run_hash, stats, captures)
     return write_run(Path(target), meta, tables, captures=capture_files(captures))
+
+
+def store_portable(core_json: str, run_hash: str, output: PortableRun, target: str | Path) -> Path:
+    """Write a run that ``simulate_portable`` returned."""
+    files, stats, captures = output
+    return store_run(core_json, run_hash, ParquetFiles(files), stats, captures, target)
 
 
 def execute(
@@ -91,23 +112,22 @@ def execute(
     (``timeseries.png``) is drawn into the directory before it appears.
     A run whose estimated cost is above ``cost.LIMITS`` is refused
     (``ScenarioError``) unless ``yes``. ``progress`` as for ``simulate``;
-    an interrupted run writes nothing."""
+    an interrupted run writes nothing. The ``Results`` read their frames
+    from the run directory when first asked for."""
     from .cost import check
-    from .plots.timeseries import FIGURE_NAME, plot_run
 
     check(scn, force=yes)
     target = Path(out) if out is not None else default_run_dir(scn.name, scn.short_hash, root)
     check_target(target)  # refused before the run costs anything
 
-    streams, stats, captures = simulate(scn.core_json, progress)
-    arrow = tables_from_ipc(streams)
-    tables = {t: arrow[t] for t in TABLES}
+    run = simulate(scn.core_json, progress)
+    stats, captures = dict(run.stats), list(run.captures)
     meta = run_meta(scn, stats, captures)
-    results = Results.from_arrow(tables, meta)
 
     def draw(tmp: Path) -> None:
-        plot_run(results, tmp / FIGURE_NAME)
+        from .plots.timeseries import FIGURE_NAME, plot_run
 
-    write_run(target, meta, tables, draw if figure else None, capture_files(captures))
-    results.path = target
-    return results
+        plot_run(Results.load(tmp), tmp / FIGURE_NAME)
+
+    write_run(target, meta, run, draw if figure else None, capture_files(captures))
+    return Results.load(target, preview=run)

@@ -8,11 +8,17 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from . import _core
+from .lazy import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
 
 __all__ = [
     "bh_adjust",

@@ -30,13 +30,14 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import StoreError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "CAPTURE_DIR",
@@ -44,7 +45,10 @@ __all__ = [
     "REQUIRED_TABLES",
     "SCENARIO_FILE",
     "TABLES",
+    "ArrowTables",
+    "ParquetFiles",
     "StoreError",
+    "Tables",
     "capture_files",
     "capture_meta",
     "check_target",
@@ -175,8 +179,7 @@ def foreign_entry(directory: str | Path) -> str | None:
         if not isinstance(files, dict):
             raise TypeError
     except (OSError, ValueError, KeyError, TypeError):
-        names = sorted(p.name for p in d.iterdir())
-        return f"{names[0]}; it has no {MANIFEST_FILE}" if names else None
+        return _foreign_in_legacy(d)
     dirs = {parent.as_posix() for rel in files for parent in Path(rel).parents if parent != Path(".")}
     for p in sorted(d.rglob("*")):
         rel = p.relative_to(d)
@@ -203,6 +206,30 @@ def foreign_entry(directory: str | Path) -> str | None:
             or _sha256(p) != want.get("sha256")
         ):
             return key
+    return None
+
+
+#: What a run directory held before manifests (ccarena 0.1 before issue
+#: 39): exactly these names, the captures only ``*.pcapng`` files.
+_LEGACY_ENTRIES = frozenset({SCENARIO_FILE, "timeseries.png", CAPTURE_DIR, *(f"{t}.parquet" for t in TABLES)})
+
+
+def _foreign_in_legacy(d: Path) -> str | None:
+    """A run directory without a manifest (an older ccarena's) is ccarena's
+    only when it holds nothing but what such a run wrote, and is complete."""
+    for p in sorted(d.iterdir()):
+        if p.name not in _LEGACY_ENTRIES or p.is_symlink():
+            return f"{p.name}; it has no {MANIFEST_FILE}"
+        if p.name == CAPTURE_DIR:
+            if not p.is_dir():
+                return p.name
+            for c in sorted(p.iterdir()):
+                if c.is_symlink() or not c.is_file() or not c.name.endswith(".pcapng"):
+                    return f"{CAPTURE_DIR}/{c.name}"
+        elif not p.is_file():
+            return p.name
+    if any(d.iterdir()) and not is_complete(d):
+        return f"{sorted(p.name for p in d.iterdir())[0]}; it has no {MANIFEST_FILE}"
     return None
 
 
@@ -306,20 +333,53 @@ def capture_files(captures: list[dict[str, Any]]) -> dict[str, bytes]:
 
 def write_table(table: pa.Table, path: Path) -> None:
     """One table as Parquet (zstd); deterministic for the same table and pyarrow."""
+    import pyarrow.parquet as pq  # loaded only by the backends that build tables in Python
+
     pq.write_table(table, path, compression="zstd")
+
+
+class Tables(Protocol):
+    """A run's tables, able to write themselves as ``<directory>/<name>.parquet``:
+    the simulator's ``_core.Run`` (written by the core), ``ArrowTables``
+    (built in Python: the Linux backend) or ``ParquetFiles`` (a Ray
+    worker's, as bytes)."""
+
+    def write(self, directory: Path) -> None: ...
+
+
+@dataclass(frozen=True)
+class ArrowTables:
+    """Tables built in Python, as pyarrow tables."""
+
+    tables: Mapping[str, pa.Table]
+
+    def write(self, directory: Path) -> None:
+        for name, table in self.tables.items():
+            write_table(table, directory / f"{name}.parquet")
+
+
+@dataclass(frozen=True)
+class ParquetFiles:
+    """Tables already encoded as Parquet files' bytes."""
+
+    files: Mapping[str, bytes]
+
+    def write(self, directory: Path) -> None:
+        for name, data in self.files.items():
+            (directory / f"{name}.parquet").write_bytes(data)
 
 
 def write_run(
     target: str | Path,
     meta: Mapping[str, Any],
-    tables: Mapping[str, pa.Table],
+    tables: Tables | Mapping[str, pa.Table],
     extra: Callable[[Path], None] | None = None,
     captures: Mapping[str, bytes] | None = None,
 ) -> Path:
     """Write one run directory at ``target`` and return its path.
 
-    ``meta`` becomes ``scenario.json``; each of ``tables`` becomes
-    ``<name>.parquet``; each of ``captures`` (point name: pcapng bytes)
+    ``meta`` becomes ``scenario.json``; each of ``tables`` (``Tables``, or
+    a mapping of pyarrow tables) becomes ``<name>.parquet``; each of ``captures`` (point name: pcapng bytes)
     ``capture/<name>.pcapng``; ``extra(tmpdir)`` may add files (figures) before the
     directory is published. On any failure nothing is left behind: neither
     the run directory (an earlier one at ``target`` stays as it was), nor the
@@ -340,8 +400,7 @@ def write_run(
         parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
         (tmp / SCENARIO_FILE).write_bytes(_json_bytes(dict(meta)))
-        for name, table in tables.items():
-            write_table(table, tmp / f"{name}.parquet")
+        (ArrowTables(tables) if isinstance(tables, Mapping) else tables).write(tmp)
         if captures:
             (tmp / CAPTURE_DIR).mkdir()
             for name, data in captures.items():

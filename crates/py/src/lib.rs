@@ -1,7 +1,7 @@
 //! `ccarena._core`: the thin PyO3 layer over `ccarena-sim`.
 //!
-//! Strings in, strings and bytes out: scenarios cross as JSON, results as
-//! Arrow IPC streams, one per table. Python owns the public API
+//! Strings in, strings and bytes out: scenarios cross as JSON; results stay
+//! in Rust (`Run`) until written as Parquet or handed over as Arrow IPC. Python owns the public API
 //! (`python/ccarena`); the stub `python/ccarena/_core.pyi` types this module.
 
 pub mod arrow;
@@ -10,6 +10,7 @@ pub mod controller;
 use ccarena_sim::cc::CcConfig;
 use ccarena_sim::metrics::collect;
 use ccarena_sim::metrics::schema::TABLES;
+use ccarena_sim::metrics::table::{ColumnData, Table};
 use ccarena_sim::qdisc::QdiscConfig;
 use ccarena_sim::scenario::{self, Scenario};
 use ccarena_sim::world;
@@ -55,22 +56,17 @@ const PROGRESS_EVENTS: u64 = 1 << 20;
 
 /// Simulate a normalized scenario (the output of `normalize`).
 ///
-/// Returns `(tables, stats, captures)`: `tables` maps each table name ("summary",
-/// "flows", "samples", "queue", "transitions", "links") to the bytes of an
-/// Arrow IPC stream holding one record batch; `stats` is {"events",
-/// "bottleneck_packets", "sim_time_ns"}; `captures` lists the `[capture]`
-/// files, each {"name", "frames", "skipped", "pcapng"}. The GIL is released while the
+/// Returns a `Run` holding the tables ("summary", "flows", "samples",
+/// "queue", "transitions", "links"); its `stats` are {"events",
+/// "bottleneck_packets", "sim_time_ns"}; its `captures` list the
+/// `[capture]` files, each {"name", "frames", "skipped", "pcapng"}. The GIL is released while the
 /// simulation runs; every 2^20 events it is taken back to check for
 /// signals (Ctrl-C stops the run with KeyboardInterrupt, nothing produced)
 /// and to call `progress(sim_time_ns)` if given (an exception it raises
 /// stops the run the same way). Neither changes the simulation's bits.
 #[pyfunction]
 #[pyo3(signature = (normalized_json, progress=None))]
-fn run<'py>(
-    py: Python<'py>,
-    normalized_json: &str,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyList>)> {
+fn run(py: Python<'_>, normalized_json: &str, progress: Option<Py<PyAny>>) -> PyResult<Run> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
     let mut stopped: Option<PyErr> = None;
     controller::take_error();
@@ -103,41 +99,124 @@ fn run<'py>(
     let Some(results) = results else {
         return Err(stopped.expect("a run stops only on an error"));
     };
-    encode(py, results)
+    Run::new(py, results)
 }
 
-type Encoded<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyList>);
+/// A finished run's results, held in Rust until Python writes or reads
+/// them: `write(dir)` writes every table as `<dir>/<name>.parquet` (the GIL
+/// released), `parquet(name)` / `ipc(name)` give one table's bytes, and
+/// `rows(name, limit)` its first rows as dicts (what a terminal prints,
+/// without loading pyarrow or pandas). `stats` and `captures` as `run`
+/// describes them.
+#[pyclass(module = "ccarena._core", frozen)]
+pub struct Run {
+    tables: Vec<Table>,
+    #[pyo3(get)]
+    stats: Py<PyDict>,
+    #[pyo3(get)]
+    captures: Py<PyList>,
+}
 
-/// A run's tables as Arrow IPC bytes, its counters and its captures.
-fn encode(py: Python<'_>, results: world::Results) -> PyResult<Encoded<'_>> {
-    let tables = py
-        .detach(|| {
-            results
-                .tables
-                .iter()
-                .map(|t| arrow::to_ipc_stream(t).map(|b| (t.name.clone(), b)))
-                .collect::<Result<Vec<_>, _>>()
+impl Run {
+    fn new(py: Python<'_>, results: world::Results) -> PyResult<Run> {
+        let st = PyDict::new(py);
+        st.set_item("events", results.stats.events)?;
+        st.set_item("bottleneck_packets", results.stats.bottleneck_packets)?;
+        st.set_item("sim_time_ns", results.stats.sim_time_ns)?;
+        let caps = PyList::empty(py);
+        for c in results.captures {
+            let d = PyDict::new(py);
+            d.set_item("name", c.name)?;
+            d.set_item("frames", c.frames)?;
+            d.set_item("skipped", c.skipped)?;
+            d.set_item("pcapng", PyBytes::new(py, &c.bytes))?;
+            caps.append(d)?;
+        }
+        Ok(Run {
+            tables: results.tables,
+            stats: st.unbind(),
+            captures: caps.unbind(),
         })
-        .map_err(|e| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}")))?;
-    let (stats, captures) = (results.stats, results.captures);
-    let out = PyDict::new(py);
-    for (name, bytes) in tables {
-        out.set_item(name, PyBytes::new(py, &bytes))?;
     }
-    let st = PyDict::new(py);
-    st.set_item("events", stats.events)?;
-    st.set_item("bottleneck_packets", stats.bottleneck_packets)?;
-    st.set_item("sim_time_ns", stats.sim_time_ns)?;
-    let caps = PyList::empty(py);
-    for c in captures {
-        let d = PyDict::new(py);
-        d.set_item("name", c.name)?;
-        d.set_item("frames", c.frames)?;
-        d.set_item("skipped", c.skipped)?;
-        d.set_item("pcapng", PyBytes::new(py, &c.bytes))?;
-        caps.append(d)?;
+
+    fn table(&self, name: &str) -> PyResult<&Table> {
+        self.tables
+            .iter()
+            .find(|t| t.name == name)
+            .ok_or_else(|| PyValueError::new_err(format!("no table {name:?}")))
     }
-    Ok((out, st, caps))
+}
+
+fn parquet_error(e: impl std::fmt::Display) -> PyErr {
+    PyRuntimeError::new_err(format!("writing results as Parquet failed: {e}"))
+}
+
+#[pymethods]
+impl Run {
+    /// The tables' names, in the schema's order.
+    fn names(&self) -> Vec<String> {
+        self.tables.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// Rows of table `name`.
+    fn num_rows(&self, name: &str) -> PyResult<usize> {
+        Ok(self.table(name)?.rows())
+    }
+
+    /// Write every table as `<directory>/<name>.parquet`.
+    fn write(&self, py: Python<'_>, directory: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| {
+            for t in &self.tables {
+                let path = directory.join(format!("{}.parquet", t.name));
+                let file = std::fs::File::create(&path)
+                    .map_err(|e| parquet_error(format!("{}: {e}", path.display())))?;
+                arrow::write_parquet(t, std::io::BufWriter::new(file)).map_err(parquet_error)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Table `name` as the bytes of a Parquet file (what `write` writes).
+    fn parquet<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let t = self.table(name)?;
+        let bytes = py.detach(|| arrow::to_parquet(t)).map_err(parquet_error)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Table `name` as an Arrow IPC stream (`pyarrow.ipc.open_stream`).
+    fn ipc<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let t = self.table(name)?;
+        let bytes = py.detach(|| arrow::to_ipc_stream(t)).map_err(|e| {
+            PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}"))
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The first `limit` rows of table `name` (all with None), each a dict
+    /// of column: value (float, int or str).
+    #[pyo3(signature = (name, limit=None))]
+    fn rows<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let t = self.table(name)?;
+        let n = limit.map_or(t.rows(), |l| l.min(t.rows()));
+        let out = PyList::empty(py);
+        for i in 0..n {
+            let d = PyDict::new(py);
+            for c in &t.columns {
+                match &c.data {
+                    ColumnData::F64(v) => d.set_item(c.name.as_str(), v[i])?,
+                    ColumnData::I64(v) => d.set_item(c.name.as_str(), v[i])?,
+                    ColumnData::Str(v) => d.set_item(c.name.as_str(), v[i].as_str())?,
+                }
+            }
+            out.append(d)?;
+        }
+        Ok(out)
+    }
 }
 
 /// A simulation stepped from Python (`ccarena.gym`): `advance(until_ns)`
@@ -184,13 +263,13 @@ impl Simulation {
         Ok(more)
     }
 
-    /// `run`'s (tables, stats, captures), once the scenario has ended.
-    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Encoded<'py>> {
+    /// `run`'s `Run`, once the scenario has ended.
+    fn results(&mut self, py: Python<'_>) -> PyResult<Run> {
         let w = self
             .world
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the simulation's results were taken"))?;
-        encode(py, w.into_results())
+        Run::new(py, w.into_results())
     }
 }
 
@@ -370,6 +449,7 @@ fn bottleneck_cli(py: Python<'_>) -> PyResult<u8> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_class::<Run>()?;
     m.add_class::<Simulation>()?;
     m.add_class::<controller::AckSample>()?;
     m.add_class::<controller::ConnView>()?;

@@ -81,19 +81,25 @@ def status(entry: Entry) -> list[str]:
     return missing(entry.needs)
 
 
-def catalog_table() -> Text:
-    """Every id, whether it runs with the installed core (else what it waits
-    for), what it needs, and what it draws; one line each."""
+def catalog_table(width: int = 80) -> Text:
+    """Every id, what it draws, and whether it runs with the installed core
+    (else what it waits for): the id, then its title wrapped to ``width``
+    columns beside it."""
+    import textwrap
+
     lines = Text("experiment catalog (ccarena reproduce ID|PAPER [--quick]):\n", style="bold")
-    width = max(len(i) for i in REGISTRY)
+    head = max(len(i) for i in REGISTRY) + 4
+    room = max(20, width - head)
     for e in REGISTRY.values():
         miss = status(e)
-        lines.append(f"  {e.id:<{width}}  ")
+        body = textwrap.wrap(e.title, room) or [""]
+        lines.append(f"  {e.id:<{head - 2}}")
+        lines.append(body[0] + "\n")
+        for more in body[1:]:
+            lines.append(" " * head + more + "\n")
         if miss:
-            lines.append("waits for " + ", ".join(miss), style="yellow")
-        else:
-            lines.append("runs", style="green")
-        lines.append(f"  [needs {', '.join(sorted(e.needs)) or '-'}]  {e.title}\n")
+            for i, part in enumerate(textwrap.wrap("waits for " + ", ".join(miss), room)):
+                lines.append(" " * head + part + "\n", style="yellow" if i == 0 else None)
     return lines
 
 

@@ -9,29 +9,28 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from ..plots import plot_box, plot_cdf, plot_heatmap, plot_mean, plot_panels, runs_with_shares
-from ..plots.common import (
-    axis_label,
-    cc_color,
-    metric_label,
-    metric_scale,
-    new_figure,
-    numeric,
-    save,
-    sort_values,
-    wants_log,
-)
-from ..plots.drawn import Drawn
+from ..lazy import lazy
 from ..stats import jain
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .. import plots
+    from ..plots import common
+    from ..plots.drawn import Drawn
+else:
+    # The figures' modules (matplotlib, pandas) load when a figure is drawn:
+    # registering the catalog's ids (``ccarena list``) needs none of them.
+    pd = lazy("pandas")
+    plots = lazy("ccarena.plots")
+    common = lazy("ccarena.plots.common")
 
 __all__ = ["FINDINGS", "REGISTRY", "Entry", "finding", "findings", "register"]
 
 Build = Callable[..., dict[str, Any]]
-Figure = Callable[..., list[Drawn]]
+Figure = Callable[..., "list[Drawn]"]
 
 
 @dataclass(frozen=True)
@@ -212,7 +211,7 @@ def cdf(
         frame,
         panel,
         title,
-        lambda sub, suffix, t: plot_cdf(
+        lambda sub, suffix, t: plots.plot_cdf(
             sub, metric, out / f"figure{suffix}.png", hue=hue, title=t, xlabel=xlabel, log=log, ylim=ylim
         ),
     )
@@ -230,8 +229,8 @@ def _per_panel(
         parts = [(frame, "", title, None)]
     else:
         parts = [
-            (frame[frame[panel] == v], f"-{i}", f"{title}: {axis_label(panel)} = {v}", v)
-            for i, v in enumerate(sort_values(frame[panel]))
+            (frame[frame[panel] == v], f"-{i}", f"{title}: {common.axis_label(panel)} = {v}", v)
+            for i, v in enumerate(common.sort_values(frame[panel]))
         ]
     drawn = []
     for sub, suffix, t, v in parts:
@@ -262,7 +261,7 @@ def mean(
         frame,
         panel,
         title,
-        lambda sub, suffix, t: plot_mean(
+        lambda sub, suffix, t: plots.plot_mean(
             sub, metric, out / f"{name}{suffix}.png", x=x, hue=hue, title=t, ylabel=ylabel, scale=scale
         ),
     )
@@ -280,7 +279,7 @@ def box(
     name: str = "figure",
     ylabel: str | None = None,
 ) -> list[Drawn]:
-    d = plot_box(frame, metric, out / f"{name}.png", x=x, hue=hue, title=title, ylabel=ylabel)
+    d = plots.plot_box(frame, metric, out / f"{name}.png", x=x, hue=hue, title=title, ylabel=ylabel)
     d.write_csv()
     return [d]
 
@@ -297,7 +296,7 @@ def heatmap(
     facet: str | None,
     title: str = "",
 ) -> list[Drawn]:
-    d = plot_heatmap(
+    d = plots.plot_heatmap(
         frame, out / "figure.png", x=x, y=y, value=value, annotate=annotate, facet=facet, title=title
     )
     d.write_csv()
@@ -325,8 +324,8 @@ def _key_value(key: str, value: Any) -> str:
                     leaves.append(f"{prefix} = {v}")
 
             walk("", table)
-            return f"{axis_label(key)}: " + ", ".join(leaves)
-    return f"{axis_label(key)} = {value}"
+            return f"{common.axis_label(key)}: " + ", ".join(leaves)
+    return f"{common.axis_label(key)} = {value}"
 
 
 def timeseries(
@@ -349,7 +348,7 @@ def timeseries(
         res = exp.results(i)
         label = ", ".join(_key_value(k, exp.runs[k].iloc[i]) for k in exp.keys)
         queue = res.queue if extra_queue is None else extra_queue(res, res.queue)
-        d = plot_panels(
+        d = plots.plot_panels(
             res.samples,
             queue,
             out / f"figure-{n}.png",
@@ -385,10 +384,10 @@ def lines(
 ) -> Drawn:
     """A plain line plot of precomputed values (``ideal``: a dashed reference
     column; ``band``: two columns drawn as a shaded range, e.g. quartiles)."""
-    fig, ax = new_figure(7.5, 4.8)
-    groups = sort_values(data[hue]) if hue else [None]
-    scale = metric_scale(y)
-    num = numeric(data[x])
+    fig, ax = common.new_figure(7.5, 4.8)
+    groups = common.sort_values(data[hue]) if hue else [None]
+    scale = common.metric_scale(y)
+    num = common.numeric(data[x])
     categorical = num is None
     unit = "" if num is None else num[1]
     if categorical and hue is None:
@@ -399,7 +398,7 @@ def lines(
         groups = []
     for i, g in enumerate(groups):
         sub = data if g is None else data[data[hue] == g]
-        sub_num = None if categorical else numeric(sub[x])
+        sub_num = None if categorical else common.numeric(sub[x])
         xs = [str(v) for v in sub[x]] if sub_num is None else sub_num[0]
         # categories (e.g. "m,n" pairs) are not a continuum: markers, no connecting lines
         style = {"linestyle": "none"} if categorical else {}
@@ -407,34 +406,39 @@ def lines(
             xs,
             sub[y] * scale,
             marker="o",
-            color=cc_color(g, i),
+            color=common.cc_color(g, i),
             label=None if g is None else str(g),
             **style,
         )
         if ideal:
             if categorical:
                 ax.plot(
-                    xs, sub[ideal] * scale, linestyle="none", marker="_", markersize=18, color=cc_color(g, i)
+                    xs,
+                    sub[ideal] * scale,
+                    linestyle="none",
+                    marker="_",
+                    markersize=18,
+                    color=common.cc_color(g, i),
                 )
             else:
-                ax.plot(xs, sub[ideal] * scale, linestyle="--", color=cc_color(g, i), alpha=0.5)
+                ax.plot(xs, sub[ideal] * scale, linestyle="--", color=common.cc_color(g, i), alpha=0.5)
         if band:
             lo, hi = (sub[c].to_numpy(dtype=float) * scale for c in band)
-            ax.fill_between(xs, lo, hi, color=cc_color(g, i), alpha=0.15, linewidth=0)
-    if logx or (num is not None and wants_log(num[0], unit)):
+            ax.fill_between(xs, lo, hi, color=common.cc_color(g, i), alpha=0.15, linewidth=0)
+    if logx or (num is not None and common.wants_log(num[0], unit)):
         ax.set_xscale("log")
         ticks = sorted(set(num[0])) if num is not None else []
         if 0 < len(ticks) <= 12:
             ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
             ax.minorticks_off()
-    ax.set_xlabel(xlabel or axis_label(x, unit))
-    ax.set_ylabel(ylabel or metric_label(y))
+    ax.set_xlabel(xlabel or common.axis_label(x, unit))
+    ax.set_ylabel(ylabel or common.metric_label(y))
     ax.grid(True, alpha=0.3)
     if hue:
-        ax.legend(title=axis_label(hue), fontsize="small")
+        ax.legend(title=common.axis_label(hue), fontsize="small")
     if title:
         ax.set_title(title)
-    d = Drawn(save(fig, out / f"{name}.png"), data)
+    d = plots.Drawn(common.save(fig, out / f"{name}.png"), data)
     d.write_csv()
     return d
 
@@ -450,7 +454,7 @@ def run_means(exp: Any, frame: pd.DataFrame, metric: str, by: Sequence[str] = ()
 
 def per_cc_runs(exp: Any) -> pd.DataFrame:
     """Runs with ``share_<cc>`` and ``goodput_<cc>_mbps`` columns."""
-    return runs_with_shares(exp)
+    return plots.runs_with_shares(exp)
 
 
 def per_group(exp: Any) -> pd.DataFrame:

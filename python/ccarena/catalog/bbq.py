@@ -10,11 +10,15 @@ from 10 s after the join (3 s in the quick form) to the end.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
+from ..lazy import lazy
 from .base import box, finding, findings, lines, mbps, mean, ms, register, scenario, timeseries, with_sweep
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy("pandas")
 
 PAPER = "bbq"
 RATE, BUFFER = "100Mbps", "2MB"

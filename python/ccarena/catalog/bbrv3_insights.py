@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
+from ..lazy import lazy
 from .base import (
     bdp,
     box,
@@ -33,6 +31,13 @@ from .base import (
     timeseries,
     with_sweep,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy("numpy")
+    pd = lazy("pandas")
 
 PAPER = "bbrv3-insights"
 

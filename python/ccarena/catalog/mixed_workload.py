@@ -15,11 +15,10 @@ Quick forms: fewer rates and buffers, one repetition, 20 s runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..expect import flows_beside
+from ..lazy import lazy
 from .base import (
     bdp,
     box,
@@ -34,6 +33,11 @@ from .base import (
     timeseries,
     with_sweep,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy("pandas")
 
 PAPER = "mixed-workload"
 RATES = [5, 10, 20, 30, 40, 50, 60, 70]

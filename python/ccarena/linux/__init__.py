@@ -13,8 +13,27 @@ crashed run left.
 
 from __future__ import annotations
 
-from .backend import BACKEND, LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, execute, preflight
-from .netns import cleanup
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LinuxBackendError, LinuxNotAvailable, LinuxUnsupported
+
+if TYPE_CHECKING:
+    from .backend import BACKEND, execute, preflight
+    from .netns import cleanup
+
+# The backend (pandas, its table builders) loads when first used (PEP 562):
+# ``ccarena.linux.modules`` is read by ``ccarena list`` without it.
+_LAZY = {"BACKEND": "backend", "execute": "backend", "preflight": "backend", "cleanup": "netns"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BACKEND",

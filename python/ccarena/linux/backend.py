@@ -45,6 +45,7 @@ from . import capture, netns
 from .gen import mixed_routes
 from .gen import revision as generator_revision
 from .host import ccarena_commit, host_info, utc_now
+from .modules import KERNEL_CC
 from .netns import Topology
 from .tables import build_tables, self_check
 
@@ -69,22 +70,6 @@ BOTTLENECK_ENV = "CCARENA_BOTTLENECK"
 BOTTLENECK_BIN = "ccarena-bottleneck"
 STARTUP_S = 1.5
 
-# ccarena's names for the kernel's modules (used when the running kernel
-# has the module loaded: tcp_available_congestion_control).
-KERNEL_CC = {
-    "reno": "reno",
-    "cubic": "cubic",
-    "bbr1": "bbr",
-    "vegas": "vegas",
-    "westwood": "westwood",
-    "htcp": "htcp",
-    "illinois": "illinois",
-    "bic": "bic",
-    "scalable": "scalable",
-    "hybla": "hybla",
-    "yeah": "yeah",
-    "prague": "prague",
-}
 # SO_MAX_PACING_RATE values: ~0 means "no limit" and leaves pacing to fq;
 # any other value makes TCP pace internally (SK_PACING_NEEDED).
 PACING_UNLIMITED_BUT_ON = (1 << 64) - 2

@@ -134,6 +134,12 @@ def _parser() -> argparse.ArgumentParser:
         help="make again the selected cells' kernel runs whose self-checks failed (the old run "
         "is moved to OUT/untrusted/, never deleted)",
     )
+    cf.add_argument(
+        "--sim-hosts",
+        choices=["per-run", "kernel", "shipped", "none"],
+        help="where the simulator's host turnarounds come from, instead of the matrix's sim_hosts",
+    )
+    cf.add_argument("--jobs", "-j", type=int, metavar="N", help="simulator runs at once (default: all cores)")
     cf.add_argument("--list", action="store_true", help="list the cells and exit")
 
     lx = sub.add_parser("linux", help="Linux backend utilities")
@@ -666,6 +672,7 @@ def _parse_part(text: str | None) -> tuple[int, int] | None:
 
 def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .conformance import load_kernel_reference, load_matrix, run_conformance, select
+    from .executors import default_jobs
 
     matrix = load_matrix(args.matrix)
     for flag, key in (("--linux-repeats", "linux_repeats"), ("--sim-seeds", "sim_seeds")):
@@ -673,6 +680,8 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             matrix = matrix.with_counts(**{key: getattr(args, key)}, source=f"ccarena conformance {flag}")
     if args.every_run:
         matrix = dataclasses.replace(matrix, every_run=True)
+    if args.sim_hosts is not None:
+        matrix = dataclasses.replace(matrix, sim_hosts=args.sim_hosts)
     reference = load_kernel_reference(args.kernel) if args.kernel is not None else None
     part = _parse_part(args.part)
     cells = select(matrix.cells, args.group, part, args.cell)
@@ -701,6 +710,7 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
             reference=reference,
             progress=lambda m: st.update(escape(m)),
             retry_untrusted=args.retry_untrusted,
+            jobs=args.jobs or default_jobs(),
         )
     f = conf.flows
     n = len(f)

@@ -133,7 +133,6 @@ from .linux import execute as execute_linux
 from .linux.gen import REVISION as GENERATOR_REVISION
 from .linux.gen import revision as generator_revision
 from .results import Results
-from .runner import execute as execute_sim
 from .scenario import Scenario, ScenarioError, read_toml
 from .stats import bh_adjust, permutation_p, turnaround_median
 from .store import is_complete, write_bytes_atomic
@@ -181,7 +180,7 @@ MATRIX_KEYS = (
 #: Where the simulator's host turnarounds (``[hosts] latency``) come from:
 #: each seed the table one of the cell's kernel runs measured (the
 #: bottleneck's turnaround meter), every seed their mean, or the shipped one.
-SIM_HOSTS = ("per-run", "kernel", "shipped")
+SIM_HOSTS = ("per-run", "kernel", "shipped", "none")
 #: How flows alike but for their index are judged (see the module).
 IDENTICAL_FLOWS = ("ranked", "indexed")
 #: Fields of a normalized flow that tell apart flows otherwise alike (their
@@ -269,10 +268,16 @@ class HostTable:
         """A scenario document whose hosts are these (``[hosts] latency``,
         and ``run_speed = "fixed"`` for one run's table), its other
         ``[hosts]`` settings kept."""
+        if not self.sender_us:  # NO_HOSTS
+            return {**doc, "hosts": {**doc.get("hosts", {}), "latency": "none"}}
         hosts = {**doc.get("hosts", {}), "latency": self.latency()}
         if self.one_run:
             hosts["run_speed"] = "fixed"
         return {**doc, "hosts": hosts}
+
+
+#: Ideal hosts (``[hosts] latency = "none"``): every answer at once.
+NO_HOSTS = HostTable((), (), one_run=False)
 
 
 @dataclass
@@ -691,6 +696,8 @@ def seed_hosts(matrix: Matrix, runs: Sequence[KernelRun], n: int) -> list[HostTa
     measured none)."""
     if matrix.sim_hosts == "shipped":
         return [None] * n
+    if matrix.sim_hosts == "none":
+        return [NO_HOSTS] * n
     tables = [r.hosts for r in runs if r.trustworthy and r.hosts is not None]
     if matrix.sim_hosts == "kernel" or not tables:
         return [HostTable.mean(tables)] * n
@@ -725,7 +732,10 @@ def _run_cell(
     kernel: KernelRuns,
     say: Callable[[str], None],
     retry_untrusted: bool = False,
-) -> None:
+) -> list[tuple[Scenario, Path]]:
+    """Make the cell's missing kernel runs (with ``linux``); returns the
+    simulator runs it still needs (scenario, directory), which the caller
+    runs in a pool."""
     if linux:
         for r, seed in enumerate(cell.seeds(matrix.linux_repeats)):
             scn = cell.with_seed(seed)
@@ -739,10 +749,34 @@ def _run_cell(
                 execute_linux(scn, run_dir(out, scn, "linux"))
     # The simulator's side with the hosts the kernel runs measured (the
     # shipped table until they are all there).
+    todo = []
     for scn, _ in sim_side(matrix, cell, kernel.judged(cell, matrix)):
         d = run_dir(out, scn, "sim")
         if not is_complete(d, scn.hash):
-            execute_sim(scn, d)
+            todo.append((scn, d))
+    return todo
+
+
+def _run_sims(todo: Sequence[tuple[Scenario, Path]], jobs: int, say: Callable[[str], None]) -> None:
+    """The simulator's runs, on ``jobs`` processes (each run's files are the
+    same bits whatever ran it); the first failure is raised once all ended."""
+    from .executors import Job, run_local
+
+    errors: list[BaseException] = []
+    done = 0
+
+    def on_done(job: Job, error: BaseException | None) -> None:
+        nonlocal done
+        done += 1
+        if error is not None:
+            errors.append(error)
+        say(f"simulator runs: {done} of {len(todo)}")
+
+    run_local(
+        [Job(i, scn.core_json, scn.hash, str(d)) for i, (scn, d) in enumerate(todo)], max(1, jobs), on_done
+    )
+    if errors:
+        raise errors[0]
 
 
 def collect(
@@ -1008,6 +1042,7 @@ def run_conformance(
     figure: bool = True,
     progress: Callable[[str], None] | None = None,
     retry_untrusted: bool = False,
+    jobs: int = 1,
 ) -> Conformance:
     """Run the selected cells (skipping runs already there, and kernel runs
     the ``reference`` holds; the kernel's only with ``linux``), then judge
@@ -1023,9 +1058,13 @@ def run_conformance(
     (out / "runs").mkdir(parents=True, exist_ok=True)
     chosen = select(matrix.cells, groups, part, ids)
     kernel = KernelRuns(out, reference)
+    todo: list[tuple[Scenario, Path]] = []
     for k, cell in enumerate(chosen):
         say(f"[{k + 1}/{len(chosen)}] {cell.id} {cell.label()}")
-        _run_cell(cell, out, matrix, linux=linux, kernel=kernel, say=say, retry_untrusted=retry_untrusted)
+        todo += _run_cell(
+            cell, out, matrix, linux=linux, kernel=kernel, say=say, retry_untrusted=retry_untrusted
+        )
+    _run_sims(todo, jobs, say)
     frame = collect(matrix, matrix.cells, out, kernel)
     flows = flow_verdicts(frame)
     _write_parquet(frame, out / "conformance.parquet")

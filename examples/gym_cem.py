@@ -26,6 +26,8 @@ IX = {k: i for i, k in enumerate(OBSERVATION)}
 
 
 def features(obs: np.ndarray) -> np.ndarray:
+    # An interval without an RTT sample has rtt_ms 0 in the array (ccarena.gym.RTT_ABSENT):
+    # -1 here, nothing came back (guarding it to 0 instead learns less: 66 against 84).
     queue = obs[IX["rtt_ms"]] / obs[IX["min_rtt_ms"]] - 1.0 if obs[IX["min_rtt_ms"]] > 0 else 0.0
     return np.array([1.0, queue, obs[IX["loss_rate"]], obs[IX["goodput_mbps"]] / 20.0])
 

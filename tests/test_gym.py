@@ -10,7 +10,7 @@ import pytest
 
 gymnasium = pytest.importorskip("gymnasium")
 
-from ccarena.gym import OBSERVATION, CcEnv, make_vec  # noqa: E402
+from ccarena.gym import OBSERVATION, RTT_ABSENT, CcEnv, make_vec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMBBELL = {
@@ -55,6 +55,43 @@ def test_the_agents_window_is_the_flows_window():
     g = traj[3:, OBSERVATION.index("goodput_mbps")]
     assert np.allclose(g, 5 * 1448 * 8 / 0.040 / 1e6, rtol=0.1), g
     assert (traj[3:, OBSERVATION.index("cwnd_pkts")] == 5).all()
+
+
+def test_an_rtt_not_measured_is_absent_not_zero():
+    """Before the first RTT sample there is no rtt_ms or min_rtt_ms in the
+    observation dict (0 in the array, which must stay in its Box); an
+    interval without a sample later (one packet a 40 ms round, 10 ms
+    intervals) has min_rtt_ms but no rtt_ms; measured, both are there."""
+    seen: list[dict] = []
+
+    def reward(d):
+        seen.append(dict(d))
+        return 0.0
+
+    env = CcEnv(
+        {**DUMBBELL, "flows": [{"cc": "reno", "rtt": "40ms"}]}, interval="10ms", action="cwnd", reward=reward
+    )
+    obs, _ = env.reset(seed=1)
+    rtt, low = OBSERVATION.index("rtt_ms"), OBSERVATION.index("min_rtt_ms")
+    infos = []
+    for _ in range(100):
+        obs, _, _, _, info = env.step(np.array([1.0], dtype=np.float32))
+        assert obs in env.observation_space
+        infos.append((obs, info))
+    first = infos[0][1]
+    assert "rtt_ms" not in first and "min_rtt_ms" not in first and "rtt_ms" not in seen[0], first
+    assert infos[0][0][rtt] == infos[0][0][low] == RTT_ABSENT
+    measured = [(o, i) for o, i in infos if "rtt_ms" in i]
+    gaps = [(o, i) for o, i in infos if "min_rtt_ms" in i and "rtt_ms" not in i]
+    assert measured and gaps, "the window of one packet leaves intervals without an RTT sample"
+    for o, i in measured:
+        assert i["rtt_ms"] >= i["min_rtt_ms"] >= 40.0 and o[rtt] == pytest.approx(i["rtt_ms"], rel=1e-6)
+    assert all(o[rtt] == RTT_ABSENT and o[low] > 0 for o, _ in gaps)
+    # The default reward has no delay term where there is no RTT.
+    assert env.default_reward(gaps[0][1]) == pytest.approx(
+        env.default_reward({**gaps[0][1], "rtt_ms": gaps[0][1]["min_rtt_ms"]})
+    )
+    assert env.default_reward(first) == 0.0
 
 
 def test_vectorized_environments_run_side_by_side():

@@ -100,7 +100,8 @@ def run_capacity_bits(normalized_json: str, link: int | None = None) -> float:
     denominator)."""
 
 def cost(normalized_json: str) -> dict[str, float]:
-    """Upper bounds on the run's cost: "bottleneck_packets", "events",
+    """Upper bounds on the run's cost: "bottleneck_packets" (summed over the
+    links), "line_packets" (those onto links' delay lines), "events",
     "sample_rows", "queue_rows", "memory_bytes"."""
 
 def schema() -> list[tuple[str, str, list[tuple[str, str, str, str]]]]:

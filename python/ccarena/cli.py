@@ -407,11 +407,12 @@ def _qdisc(b: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- commands
 
 
-def expectations_table(outcomes) -> Table:
+def expectations_table(outcomes) -> Rows:
     """Pass/fail of each expectation: over how many runs, the worst value."""
-    t = Table(title="expectations", title_justify="left")
-    for name in ("", "expectation", "runs passed", "worst", "at"):
-        t.add_column(name, justify="right" if name in ("runs passed", "worst") else "left")
+    names = ("", "expectation", "runs passed", "worst", "at")
+    t = Rows(
+        "expectations", [(n, "right" if n in ("runs passed", "worst") else "left") for n in names], key=2
+    )
     for o in outcomes:
         n = len(o.checks)
         worst = o.worst()
@@ -671,7 +672,14 @@ def _parse_part(text: str | None) -> tuple[int, int] | None:
 
 
 def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .conformance import load_kernel_reference, load_matrix, run_conformance, select
+    from .conformance import (
+        cells_table,
+        differs_table,
+        load_kernel_reference,
+        load_matrix,
+        run_conformance,
+        select,
+    )
     from .executors import default_jobs
 
     matrix = load_matrix(args.matrix)
@@ -689,8 +697,7 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
         chosen = " ".join([f"--group {g}" for g in args.group] + [f"--cell {c}" for c in args.cell])
         raise _BadArgs(f"ccarena conformance: {args.matrix}: no cell matches {chosen}")
     if args.list:
-        for c in cells:
-            out.print(f"{c.id}\t{c.label()}")
+        out.print(cells_table(cells))
         out.print(f"{len(cells)} of {len(matrix.cells)} cells")
         return 0
     if args.retry_untrusted and args.sim_only:
@@ -721,11 +728,8 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
         f"({len(matrix.cells) - ncells} of the matrix's {len(matrix.cells)} cells without all their runs)"
     )
     bad = f[~f["agree"].astype(bool)] if n else f
-    for _, r in bad.head(30).iterrows():
-        rank = "" if math.isnan(float(r["rank"])) else f", rank {int(r['rank'])} of its class"
-        out.print(
-            f"  differs: {r['cell']} flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms{rank}): {r['disagree']}",
-        )
+    if len(bad):
+        out.print(differs_table(bad))
     out.print(f"table: {conf.directory / 'conformance.parquet'}")
     out.print(f"report: {conf.report}")
     return 0

@@ -147,6 +147,8 @@ __all__ = [
     "KernelRuns",
     "Matrix",
     "agreement",
+    "cells_table",
+    "differs_table",
     "flow_values",
     "kernel_table",
     "load_kernel_reference",
@@ -882,6 +884,39 @@ def flow_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def cells_table(cells: Sequence[Cell]) -> Any:
+    """``conformance --list``: each cell's id and its values, the values
+    wrapped beside the id (a rich grid: no borders, no cell cut)."""
+    from rich.table import Table
+
+    t = Table.grid(padding=(0, 2))
+    t.add_column(no_wrap=True)
+    t.add_column(overflow="fold")
+    for c in cells:
+        t.add_row(c.id, c.label())
+    return t
+
+
+def differs_table(flows: pd.DataFrame, limit: int = 30) -> Any:
+    """The flows that do not agree (``flow_verdicts``' rows), at most
+    ``limit``: cell, flow, its CCA and RTT, its rank in its class of
+    identical flows, the metrics that differ."""
+    from .termtable import Rows
+
+    names = ("cell", "flow", "cc", "rtt ms", "rank", "differs in")
+    t = Rows(
+        "flows that differ",
+        [(n, "right" if n in ("flow", "rtt ms", "rank") else "left") for n in names],
+        key=2,
+    )
+    for _, r in flows.head(limit).iterrows():
+        rank = "" if math.isnan(float(r["rank"])) else f"{int(r['rank'])}"
+        t.add_row(r["cell"], r["flow"], r["cc"], f"{float(r['rtt_ms']):g}", rank, r["disagree"])
+    if len(flows) > limit:
+        t.caption = f"… {len(flows) - limit} more in flows.csv"
+    return t
 
 
 def plot(frame: pd.DataFrame, path: Path) -> Path:

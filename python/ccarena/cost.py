@@ -14,7 +14,11 @@ bottleneck packet against the number of flows sending at once (README,
 "Performance"), interpolated linearly in log10(flows) between its points and
 clamped at both ends; ``active_flows`` counts the flows that can send at
 once (successive flows of a ``repeat`` chain count once, a sized flow only
-while it could be sending). ``Cost.wall_s`` is one run's simulation and
+while it could be sending). In a network a packet counts once per link it
+leaves, and each one a link then puts on its delay line (a link with a
+delay, loss or jitter after its queue; the dumbbell's bottleneck has none)
+costs ``LINE_EVENT_COST`` of a packet more: its arrival at the next hop is
+an event of its own. ``Cost.wall_s`` is one run's simulation and
 ``Cost.run_s`` adds ``RUN_OVERHEAD_S`` for everything around it;
 ``makespan`` spreads such runs over workers as a sweep does (longest first).
 Since packets are the capacity's upper bound, so are the times, for links
@@ -36,6 +40,7 @@ __all__ = [
     "EXPAND_PER_FLOW_S",
     "FLOW_OVERHEAD_S",
     "LIMITS",
+    "LINE_EVENT_COST",
     "MAX_POINTS",
     "MAX_SWEEP_FLOWS",
     "NS_PER_PACKET",
@@ -65,6 +70,24 @@ NS_PER_PACKET: tuple[tuple[int, float], ...] = (
     (1_000, 610.0),
     (10_000, 1_770.0),
 )
+
+#: What a packet onto a link's delay line adds to the time of a packet at
+#: ``NS_PER_PACKET``: its arrival at the next hop is one more event
+#: (``Scenario::cost``'s ``line_packets``). Measured on parking lots of 1
+#: Gbit/s links, each crossed by a Reno cross flow, and one long flow across
+#: them all (2026-11-29, model 21), 5 ms after each link against the same
+#: delays in the flows' own paths: 3.35 events a packet-hop against 2.36 on
+#: 3 and on 32 links; 32 links 1.28x the instructions a packet-hop
+#: (cachegrind, 4,359 against 3,414), and whole processes 1.35x the time
+#: (median of 5 pairs, 1.24-1.54), 3 links 1.22x (1.14-1.46). About 0.3 of
+#: a packet's time per event, which is what an event of such a run costs.
+#: Not counted: 32 busy links each cost more than one (the same packets on
+#: 32 links take 2.2x the time a packet-hop they take on 3, with the same
+#: delays in the flows' paths in both, and 1.8x what one link carrying as
+#: many flows and packets takes: each event touches another link's and
+#: flow's state, 38 first-level cache misses a packet-hop against 12), so a
+#: network of many busy links runs about 2x longer than estimated.
+LINE_EVENT_COST = 0.3
 
 #: Wall seconds per run besides its simulation, inside a sweep
 #: (``Cost.run_s``; ``ccarena reproduce`` runs sweeps): a sweep's workers
@@ -104,15 +127,21 @@ MAX_SWEEP_FLOWS = 2_000_000
 
 @dataclass(frozen=True)
 class Cost:
+    #: Packets out of the links' queues, summed over the links (the
+    #: dumbbell's one bottleneck): at most their capacity in full frames.
     bottleneck_packets: float
     events: float
     sample_rows: float
     queue_rows: float
     memory_bytes: float
+    #: Of ``bottleneck_packets``, those that then take a link's delay line.
+    line_packets: float = 0.0
     #: The most flows sending at once (``active_flows``), which sets the time per packet.
     active_flows: int = 1
     #: The scenario's flows, which set the time around the simulation.
     flows: int = 1
+    #: The queueing links (1: the dumbbell).
+    links: int = 1
 
     @property
     def ns_per_packet(self) -> float:
@@ -120,8 +149,9 @@ class Cost:
 
     @property
     def wall_s(self) -> float:
-        """Rough wall time of the simulation: the packets at ``ns_per_packet``."""
-        return self.bottleneck_packets * self.ns_per_packet * 1e-9
+        """Rough wall time of the simulation: the packets at ``ns_per_packet``,
+        those onto a delay line at ``1 + LINE_EVENT_COST`` times that."""
+        return (self.bottleneck_packets + LINE_EVENT_COST * self.line_packets) * self.ns_per_packet * 1e-9
 
     @property
     def run_s(self) -> float:
@@ -131,8 +161,10 @@ class Cost:
 
     def describe(self) -> str:
         n = self.active_flows
+        where = "at the bottleneck" if self.links == 1 else f"summed over its {self.links} links"
+        line = f", {self.line_packets:.3g} of them onto delay lines" if self.line_packets else ""
         return (
-            f"~{self.bottleneck_packets:.3g} packets at the bottleneck (~{_duration(self.wall_s)} at "
+            f"~{self.bottleneck_packets:.3g} packets {where}{line} (~{_duration(self.wall_s)} at "
             f"~{self.ns_per_packet:.0f} ns a packet for {n:,} flow{'s' if n != 1 else ''} at once), "
             f"{self.sample_rows:.3g} sample rows, ~{_bytes(self.memory_bytes)} of tables"
         )
@@ -146,6 +178,7 @@ def estimate(scn: Scenario) -> Cost:
         **_core.cost(scn.core_json),
         active_flows=active_flows(normalized),
         flows=max(1, len(normalized.get("flows") or [])),
+        links=max(1, len(normalized.get("links") or [])),
     )
 
 

@@ -13,7 +13,12 @@ payload ACKed in the interval), mean RTT of the interval's samples (ms),
 minimum RTT so far (ms), loss rate (packets newly marked lost over packets
 ACKed and lost), ECN-echo fraction of the ACKs, cwnd (packets), packets in
 flight, largest delivery-rate sample (Mbit/s). Zero before the connection
-is up.
+is up. An RTT that was not measured is absent: the observation dict (what
+``reward=`` is given, and ``info``) has no ``rtt_ms`` for an interval
+without an RTT sample and no ``min_rtt_ms`` before the first sample, and
+the array holds 0 in their place (``RTT_ABSENT``): a NaN would leave the
+observation space, which Gymnasium's checker refuses. So a feature built
+on the array's RTTs needs both to be positive.
 
 Actions (``action=``): ``"cwnd_scale"`` (default): one number a in [-1, 1],
 cwnd *= 2**a; ``"cwnd"``: the window in packets, [1, ``max_cwnd``];
@@ -45,7 +50,7 @@ from . import _core
 from .controller import Controller
 from .scenario import Scenario, ScenarioError
 
-__all__ = ["OBSERVATION", "CcEnv", "make_vec"]
+__all__ = ["OBSERVATION", "RTT_ABSENT", "CcEnv", "make_vec"]
 
 OBSERVATION = (
     "goodput_mbps",
@@ -57,6 +62,10 @@ OBSERVATION = (
     "inflight_pkts",
     "delivery_rate_mbps",
 )
+#: What the observation array holds for an RTT not measured (``rtt_ms`` of
+#: an interval without an RTT sample, ``min_rtt_ms`` before the first one);
+#: the observation dict has no such key.
+RTT_ABSENT = 0.0
 ACTIONS = ("cwnd_scale", "cwnd", "pacing_rate")
 _UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
@@ -176,10 +185,12 @@ class CcEnv(gymnasium.Env):
         self._now = 0
 
     def default_reward(self, obs: dict[str, float]) -> float:
-        if obs["min_rtt_ms"] <= 0:
+        """goodput / link rate - 0.5 x (RTT / min RTT - 1) - 10 x loss rate;
+        0 before the first RTT sample, no delay term in an interval without one."""
+        if "min_rtt_ms" not in obs:
             return 0.0
         util = obs["goodput_mbps"] / self.rate_mbps if self.rate_mbps > 0 else 0.0
-        delay = max(obs["rtt_ms"] / obs["min_rtt_ms"] - 1.0, 0.0) if obs["rtt_ms"] > 0 else 0.0
+        delay = max(obs["rtt_ms"] / obs["min_rtt_ms"] - 1.0, 0.0) if "rtt_ms" in obs else 0.0
         return util - 0.5 * delay - 10.0 * obs["loss_rate"]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -196,23 +207,28 @@ class CcEnv(gymnasium.Env):
 
     def _observe(self) -> tuple[np.ndarray, dict[str, float]]:
         a = self._agent
+        d: dict[str, float]
         if a is None:
-            d = dict.fromkeys(OBSERVATION, 0.0)
+            d = {k: 0.0 for k in OBSERVATION if k not in ("rtt_ms", "min_rtt_ms")}
         else:
             secs = self.interval_ns / 1e9
             mss = getattr(a, "mss", 1448)
             d = {
                 "goodput_mbps": a.acked * mss * 8 / secs / 1e6,
-                "rtt_ms": a.rtt_sum / a.rtt_n * 1e3 if a.rtt_n else 0.0,
-                "min_rtt_ms": a.min_rtt * 1e3 if math.isfinite(a.min_rtt) else 0.0,
                 "loss_rate": a.lost / (a.acked + a.lost) if a.acked + a.lost else 0.0,
                 "ecn_fraction": a.ece / a.acks if a.acks else 0.0,
                 "cwnd_pkts": float(a.cwnd),
                 "inflight_pkts": float(a.in_flight),
                 "delivery_rate_mbps": a.rate_max * 8 / 1e6,
             }
+            # An RTT not measured is absent, not 0 ms.
+            if a.rtt_n:
+                d["rtt_ms"] = a.rtt_sum / a.rtt_n * 1e3
+            if math.isfinite(a.min_rtt):
+                d["min_rtt_ms"] = a.min_rtt * 1e3
             a.interval_reset()
-        return np.array([d[k] for k in OBSERVATION], dtype=np.float32), d
+        d = {k: d[k] for k in OBSERVATION if k in d}
+        return np.array([d.get(k, RTT_ABSENT) for k in OBSERVATION], dtype=np.float32), d
 
     def _apply(self, action: Any) -> None:
         a = self._agent

@@ -70,11 +70,13 @@ class ScenarioError(ValueError):
 
 def clip(text: str, limit: int) -> str:
     """``text``, its middle cut when it is longer than ``limit`` (as the
-    core cuts a long value it quotes): a 100 kB value makes a readable line."""
+    core cuts a long value it quotes): a 100 kB value makes a readable line.
+    Never cut where the cut and its note would be no shorter than the text."""
     if len(text) <= limit:
         return text
     half = limit // 2
-    return f"{text[:half]} … ({len(text) - 2 * half} characters) … {text[-half:]}"
+    cut = f"{text[:half]} … ({len(text) - 2 * half} characters) … {text[-half:]}"
+    return cut if len(cut) < len(text) else text
 
 
 _KEY_PART = re.compile(r"^(?P<name>[^.\[\]]*)(?P<idx>(?:\[\d+\])*)$")

@@ -123,10 +123,22 @@ def t_quantile(p: float, df: float) -> float:
     return 0.5 * (lo + hi)
 
 
-def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float, float, int]:
+def mean_ci(
+    values: Iterable[float], level: float = 0.95, bounds: tuple[float, float] | None = None
+) -> tuple[float, float, float, int]:
     """(mean, low, high, n): the ``level`` confidence interval of the mean,
     mean ± t_{(1+level)/2, n-1} · s / sqrt(n). With one value the interval
-    is the value itself."""
+    is the value itself.
+
+    ``bounds`` = (lo, hi): the range the metric cannot leave (0..1 for a
+    share, a utilization, Jain's index or a retransmission rate). The
+    interval is then Student's t interval clipped to it: the mean of values
+    in a range lies in that range, so the part of the interval outside it
+    holds no possible mean. It is clipped rather than computed on a
+    transformed scale (logit) because that scale is undefined at the bounds
+    themselves, which runs reach (a lone flow's Jain index of exactly 1, a
+    CCA's share of 0); where the t interval lies inside the range it is
+    unchanged."""
     x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
     n = len(x)
     if n == 0:
@@ -135,7 +147,10 @@ def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float,
     if n == 1:
         return m, m, m, 1
     half = t_quantile(0.5 + level / 2.0, n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
-    return m, m - half, m + half, n
+    low, high = m - half, m + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return m, low, high, n
 
 
 #: Above this many ways to split the pooled values, ``permutation_p`` draws

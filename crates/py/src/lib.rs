@@ -345,14 +345,15 @@ fn run_capacity_bits(py: Python<'_>, normalized_json: &str, link: Option<usize>)
 }
 
 /// The estimated cost of running a normalized scenario
-/// (`Scenario::cost`): {"bottleneck_packets", "events", "sample_rows",
-/// "queue_rows", "memory_bytes"}.
+/// (`Scenario::cost`): {"bottleneck_packets", "line_packets", "events",
+/// "sample_rows", "queue_rows", "memory_bytes"}.
 #[pyfunction]
 fn cost<'py>(py: Python<'py>, normalized_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
     let c = scenario.cost();
     let d = PyDict::new(py);
     d.set_item("bottleneck_packets", c.bottleneck_packets)?;
+    d.set_item("line_packets", c.line_packets)?;
     d.set_item("events", c.events)?;
     d.set_item("sample_rows", c.sample_rows)?;
     d.set_item("queue_rows", c.queue_rows)?;

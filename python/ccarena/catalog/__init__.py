@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 
 from ..cost import EXPAND_PER_FLOW_S, FLOW_OVERHEAD_S, NS_PER_PACKET, RUN_OVERHEAD_S
@@ -144,11 +143,10 @@ def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def findings_table(rows: list[dict[str, Any]], title: str = "paper findings") -> Table:
+def findings_table(rows: list[dict[str, Any]], title: str = "paper findings") -> Rows:
     """Which of the papers' findings hold: id, finding, yes/no, measured value."""
-    t = Table(title=title, title_justify="left", show_lines=False)
-    for name in ("id", "finding", "check", "holds", "runs", "measured", "at"):
-        t.add_column(name, justify="right" if name in ("runs", "measured") else "left")
+    names = ("id", "finding", "check", "holds", "runs", "measured", "at")
+    t = Rows(title, [(n, "right" if n in ("runs", "measured") else "left") for n in names])
     style = {"yes": "green", "no": "red", "n/a": "yellow"}
     for r in rows:
         holds = Text(r["holds"], style[r["holds"]])

@@ -59,6 +59,7 @@ __all__ = [
     "execute",
     "find_bottleneck",
     "preflight",
+    "traffic_progress",
 ]
 
 BACKEND = "linux"
@@ -344,6 +345,21 @@ def _tail(path: Path, n: int = 5) -> str:
     return " | ".join(lines[-n:])
 
 
+def traffic_progress(now_ns: int, t0_ns: int, duration_ns: int, began_ns: int) -> str:
+    """The progress line of a run at ``now_ns`` (CLOCK_MONOTONIC, as the
+    others): how far its traffic is, which starts at ``t0_ns`` and lasts
+    ``duration_ns``, and the wall time since the run began (``began_ns``:
+    namespaces, start-up and collecting the results count too), e.g.
+    "traffic: 3.2 of 15 s, 5.4 s elapsed"."""
+    elapsed = f"{max(now_ns - began_ns, 0) / 1e9:.1f} s elapsed"
+    total = f"{duration_ns / 1e9:g}"
+    if now_ns < t0_ns:
+        return f"traffic starts in {(t0_ns - now_ns) / 1e9:.1f} s (for {total} s), {elapsed}"
+    if now_ns - t0_ns < duration_ns:
+        return f"traffic: {(now_ns - t0_ns) / 1e9:.1f} of {total} s, {elapsed}"
+    return f"traffic: {total} of {total} s, collecting the results, {elapsed}"
+
+
 def run_in_namespaces(
     scn: Scenario,
     workdir: Path,
@@ -361,6 +377,7 @@ def run_in_namespaces(
     processes wrote. The caller removes ``topo``, ``procs`` and ``workdir``
     whatever happens (``execute``)."""
     say = progress or (lambda m: None)
+    began = time.monotonic_ns()
     flows, notes = plan(scn)
     n = scn.normalized
     duration_ns = int(n["duration_ns"])
@@ -455,15 +472,20 @@ def run_in_namespaces(
         workdir / "sender.log",
     )
     cpu0 = _host_cpu()
-    say(f"running for {duration_ns / 1e9:g} s")
     end = t0 + duration_ns
-    while time.monotonic_ns() < end + int(0.8e9):
+    shown = ""
+    while (now := time.monotonic_ns()) < end + int(0.8e9):
+        line = traffic_progress(now, t0, duration_ns, began)
+        if line != shown:
+            say(line)
+            shown = line
         for name, p in procs.procs.items():
             if p.poll() is not None and p.returncode != 0:
                 raise LinuxBackendError(
                     f"{name} failed (status {p.returncode}): {_tail(workdir / f'{name}.log')}"
                 )
         time.sleep(0.05)
+    say(traffic_progress(time.monotonic_ns(), t0, duration_ns, began))
     cpu1 = _host_cpu()
     for name in ("sender", "receiver"):
         p = procs.procs[name]

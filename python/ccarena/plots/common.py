@@ -100,6 +100,21 @@ def metric_scale(metric: str) -> float:
     return _METRICS.get(metric, ("", 1.0))[1]
 
 
+#: Metrics that are fractions of a whole, 0..1 whatever the run: the result
+#: tables' columns in the unit "fraction" (utilizations, retransmission
+#: rates), Jain's index (1/n..1) and throughput shares (``share``, and
+#: ``runs_with_shares``'s ``share_<cc>``).
+_FRACTIONS = frozenset({"utilization", "wire_utilization", "retrans_rate", "jain", "share"})
+
+
+def metric_bounds(metric: str) -> tuple[float, float] | None:
+    """The range a metric cannot leave (unscaled), for clipping confidence
+    intervals (``stats.mean_ci``); None for an unbounded one."""
+    if metric in _FRACTIONS or metric.startswith("share_"):
+        return (0.0, 1.0)
+    return None
+
+
 def metric_label(metric: str) -> str:
     """An axis label with its unit: ``goodput_mbps`` -> ``goodput (Mbit/s)``."""
     if metric in _METRICS:

@@ -1,4 +1,5 @@
-"""Means with 95% confidence intervals across repeats (Student's t)."""
+"""Means with 95% confidence intervals across repeats (Student's t; a
+bounded metric's interval clipped to its range, ``common.metric_bounds``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .common import (
     PlotError,
     axis_label,
     cc_color,
+    metric_bounds,
     metric_label,
     metric_scale,
     new_figure,
@@ -27,15 +29,19 @@ __all__ = ["mean_table", "plot_mean"]
 def mean_table(
     frame: pd.DataFrame, metric: str, x: str, hue: str | None = None, level: float = 0.95
 ) -> pd.DataFrame:
-    """Per (hue, x): n, mean, ci_low, ci_high of ``metric`` (unscaled)."""
+    """Per (hue, x): n, mean, ci_low, ci_high of ``metric`` (unscaled). The
+    interval of a fraction (a share, a utilization, Jain's index, a
+    retransmission rate) is clipped to 0..1 (``stats.mean_ci``: the t
+    interval of a few repeats near 0 or 1 reaches past them)."""
     for c in (metric, x, hue):
         if c is not None and c not in frame.columns:
             raise PlotError(f"no column {c!r}; have: {', '.join(map(str, frame.columns))}")
+    bounds = metric_bounds(metric)
     rows = []
     for h in sort_values(frame[hue]) if hue else [None]:
         sub_h = frame if h is None else frame[frame[hue] == h]
         for xv in sort_values(sub_h[x]):
-            m, lo, hi, n = mean_ci(sub_h.loc[sub_h[x] == xv, metric].astype(float), level)
+            m, lo, hi, n = mean_ci(sub_h.loc[sub_h[x] == xv, metric].astype(float), level, bounds)
             rows.append({**({hue: h} if hue else {}), x: xv, "n": n, "mean": m, "ci_low": lo, "ci_high": hi})
     return pd.DataFrame(rows)
 
@@ -98,7 +104,11 @@ def plot_mean(
     ax.set_ylabel(ylabel or metric_label(metric))
     ax.grid(True, alpha=0.3)
     reps = int(table["n"].max())
-    note = f"mean ± {int(level * 100)}% CI (Student's t), n ≤ {reps} run{'s' if reps != 1 else ''} per point"
+    clipped = ", clipped to its range" if metric_bounds(metric) else ""
+    note = (
+        f"mean ± {int(level * 100)}% CI (Student's t{clipped}), "
+        f"n ≤ {reps} run{'s' if reps != 1 else ''} per point"
+    )
     if hue:
         ax.legend(title=axis_label(hue), fontsize="small")
     ax.set_title((title + "\n" if title else "") + note, fontsize="medium")

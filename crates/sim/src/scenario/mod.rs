@@ -41,7 +41,13 @@ use std::fmt;
 /// The estimated cost of one run (`Scenario::cost`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Cost {
+    /// Packets out of every link's queue (a packet crossing k links counts
+    /// k times), at most each link's capacity in full frames.
     pub bottleneck_packets: f64,
+    /// Of those, the packets that then take a link's delay line (a link
+    /// with a delay, loss or jitter after its queue): each is an event of
+    /// its own when it reaches the next hop.
+    pub line_packets: f64,
     pub events: f64,
     pub sample_rows: f64,
     pub queue_rows: f64,
@@ -517,17 +523,33 @@ impl Scenario {
     /// the rows of the sampled tables and the memory those take.
     pub fn cost(&self) -> Cost {
         let frame_bits = largest_frame(&self.flows) as f64 * 8.0;
+        let links = self.queue_links();
         // Every link's packets (a packet crossing k links is counted k times).
         let packets = self.run_capacity_bits() / frame_bits;
-        let nlinks = self.queue_links().len() as f64;
+        // A link with a delay (or loss, jitter) after its queue puts what it
+        // sends on its delay line, whose arrival at the next hop is one more
+        // event a packet (`Ev::LinkOut`); the dumbbell's bottleneck has none
+        // (its delays are the flows' own paths). A 32-hop parking lot of
+        // 1 Gbit/s links, 5 ms each: 3.35 events a packet, 2.36 with the
+        // same delays in the flows' paths instead.
+        let line_packets: f64 = links
+            .iter()
+            .filter(|l| {
+                l.delay > Dur::ZERO || l.queue.loss != LossConfig::None || l.queue.jitter.is_some()
+            })
+            .map(|l| l.queue.run_capacity_bits(self.duration.0) / frame_bits)
+            .sum();
+        let nlinks = links.len() as f64;
         let intervals = (self.duration.0 / self.sample_interval.0.max(1)) as f64 + 1.0;
         let flows = self.flows.len() as f64;
         let sample_rows = flows * intervals;
         Cost {
             bottleneck_packets: packets,
-            // Measured: 3.3-3.5 events per bottleneck packet (data, ACK,
-            // timers; `benches/throughput.rs`); 4 as the bound.
-            events: packets * 4.0 + flows * 16.0,
+            line_packets,
+            // Measured: 2.1-3.8 events per bottleneck packet (data, ACK,
+            // timers; `benches/throughput.rs`); 4 as the bound, and one
+            // more for each packet onto a delay line.
+            events: packets * 4.0 + line_packets + flows * 16.0,
             sample_rows,
             queue_rows: intervals * nlinks,
             // ~30 columns of 8 bytes per sample row, ~4 KB of state per flow.

@@ -164,6 +164,26 @@ fn cost_bounds_packets_by_the_capacity_and_counts_sample_rows() {
 }
 
 #[test]
+fn cost_counts_the_packets_onto_links_delay_lines() {
+    // The dumbbell's bottleneck has no delay line.
+    let d = norm(base()).unwrap().cost();
+    assert_eq!(d.line_packets, 0.0);
+    assert_eq!(d.events, d.bottleneck_packets * 4.0 + 3.0 * 16.0);
+    // Two links of 100 Mbit/s: one with 5 ms after it, one with none.
+    let j = serde_json::json!({
+        "name": "t", "duration": "10s",
+        "links": [{"name": "a", "rate": "100Mbps", "delay": "5ms"},
+                  {"name": "b", "rate": "100Mbps"}],
+        "flows": [{"cc": "reno", "rtt": "10ms", "route": ["a", "b"]}]
+    });
+    let c = norm(j).unwrap().cost();
+    let one = 1e9 / 12112.0 + 1.0; // a link's capacity in full frames
+    assert!((c.bottleneck_packets - 2.0 * one).abs() < 1e-6, "{c:?}");
+    assert!((c.line_packets - one).abs() < 1e-6, "{c:?}");
+    assert!((c.events - (8.0 * one + one + 16.0)).abs() < 1e-6, "{c:?}");
+}
+
+#[test]
 fn burst_is_bounded_and_counted_in_the_run_capacity() {
     let mut j = base();
     j["bottleneck"]["burst"] = serde_json::json!(" 20 GiB ");

@@ -331,3 +331,86 @@ fn pacing_accepts_a_mode_or_a_table() {
     );
     assert_eq!(s.flows[2].pacing.mode, PacingMode::None);
 }
+
+/// A link's fields as `[bottleneck]`, `[[links]]` and `[topology]` take
+/// them, each with a value of the wrong type and the path its error names
+/// (relative to the table).
+fn wrong_types() -> Vec<(&'static str, serde_json::Value, &'static str)> {
+    use serde_json::json;
+    vec![
+        ("rate", json!(0), "rate"),
+        ("buffer", json!(1), "buffer"),
+        ("bdp_rtt", json!(true), "bdp_rtt"),
+        ("qdisc", json!(1), "qdisc"),
+        ("ecn", json!("yes"), "ecn"),
+        ("burst", json!([]), "burst"),
+        ("rate_schedule", json!(5), "rate_schedule"),
+        (
+            "rate_schedule",
+            json!([[1, "5Mbps"]]),
+            "rate_schedule[0][0]",
+        ),
+        ("trace", json!(true), "trace"),
+        ("policer", json!(5), "policer"),
+        ("policer", json!({"rate": 5}), "policer.rate"),
+        ("overhead", json!(38), "overhead"),
+        ("loss", json!(true), "loss"),
+        ("jitter", json!("1ms"), "jitter"),
+        (
+            "jitter",
+            json!({"model": "slotted", "max": 1}),
+            "jitter.max",
+        ),
+    ]
+}
+
+#[test]
+fn a_wrong_type_in_a_link_names_the_field() {
+    // Issue 39: the fields of [[links]] and [topology] were read through
+    // serde's flatten, so their errors named only `links[0]` or `topology`.
+    use serde_json::json;
+    let link_only = [("name", json!(5), "name"), ("delay", json!(5), "delay")];
+    for (field, value, path) in wrong_types().into_iter().chain(link_only) {
+        let mut j = base();
+        j.as_object_mut().unwrap().remove("bottleneck");
+        let mut link = json!({"name": "a", "rate": "10Mbps"});
+        link[field] = value.clone();
+        j["links"] = json!([{"name": "z", "rate": "10Mbps"}, link]);
+        for f in j["flows"].as_array_mut().unwrap() {
+            f["route"] = json!(["z"]);
+        }
+        let e = error_of(j);
+        assert_eq!(e.path, format!("links[1].{path}"), "{field} = {value}: {e}");
+        let typed = ["invalid type", "data did not match"];
+        assert!(
+            typed.iter().any(|t| e.message.starts_with(t)),
+            "{field}: {e}"
+        );
+
+        let mut j = base();
+        j.as_object_mut().unwrap().remove("bottleneck");
+        let mut topo = json!({"kind": "parking_lot", "hops": 2, "rate": "10Mbps"});
+        topo[field] = value.clone();
+        j["topology"] = topo;
+        for f in j["flows"].as_array_mut().unwrap() {
+            f["route"] = json!(["hop1"]);
+        }
+        let e = error_of(j);
+        assert_eq!(e.path, format!("topology.{path}"), "{field} = {value}: {e}");
+    }
+    for (field, value, path) in wrong_types() {
+        let mut j = base();
+        j["bottleneck"][field] = value.clone();
+        let e = error_of(j);
+        assert_eq!(
+            e.path,
+            format!("bottleneck.{path}"),
+            "{field} = {value}: {e}"
+        );
+    }
+    // The same fields as the scenario's own: kind and hops of [topology].
+    let mut j = base();
+    j.as_object_mut().unwrap().remove("bottleneck");
+    j["topology"] = json!({"kind": "parking_lot", "hops": "3", "rate": "10Mbps"});
+    assert_eq!(error_of(j).path, "topology.hops");
+}

@@ -20,7 +20,9 @@ field (``ScenarioError.path``) unless the whole file is bad (not TOML, not
 UTF-8, nested too deeply, too large, not a regular file), nothing on stdout
 and nothing written (the ``--out`` directory is not created); never a Python
 traceback, never another status, never more than ``--timeout`` seconds or
-``--memory-mb`` of memory.
+``--memory-mb`` of memory. Before that line, and as all of ``validate``'s
+stderr on 0, only the scenario's warnings may come (``FILE: FIELD: warning:
+...``, one line each, printed before a command runs).
 
     python3 scripts/fuzz_cli.py --cases 10000 --seed 1
 
@@ -771,6 +773,22 @@ def call(argv: list[str], seen: list[Any], timeout: float = TIMEOUT_S) -> Outcom
     return Outcome(argv[0], status, out.getvalue(), err.getvalue(), seconds, error, crash, failures)
 
 
+def leading_warnings(stderr: str, source: str, keep_last: bool) -> tuple[list[str], str]:
+    """The scenario's warnings a command printed before it ran (one line
+    each, ``FILE: FIELD: warning: ...``) and the rest of ``stderr``; with
+    ``keep_last`` the last line is never a warning (a rejection's line)."""
+    lines = stderr.splitlines(keepends=True)
+    n = 0
+    while n < len(lines) - keep_last and _is_warning(lines[n], source):
+        n += 1
+    return lines[:n], "".join(lines[n:])
+
+
+def _is_warning(line: str, source: str) -> bool:
+    one_line = line.endswith("\n") and "\r" not in line
+    return one_line and line.startswith(f"{source}: ") and ": warning: " in line
+
+
 def judge(o: Outcome, source: str, out_dir: Path | None = None) -> Outcome:
     """Add to ``o.failures`` what breaks the rules (module docstring)."""
     f = o.failures
@@ -778,11 +796,14 @@ def judge(o: Outcome, source: str, out_dir: Path | None = None) -> Outcome:
         f.append("traceback")
     if o.status not in (0, 2) and not (o.status == 1 and o.command in ("run", "sweep")) and not f:
         f.append(f"exit {o.status}")
+    warned, rest = leading_warnings(o.stderr, source, keep_last=o.status == 2)
+    if any(len(w.strip()) - len(source) > MAX_LINE for w in warned):
+        f.append("long line")
     if o.status == 2:
-        line = o.stderr.strip()
+        line = rest.strip()
         if not line:
             f.append("no message")
-        elif o.stderr.count("\n") != 1 or not o.stderr.endswith("\n") or "\r" in o.stderr:
+        elif rest.count("\n") != 1 or not rest.endswith("\n") or "\r" in rest:
             f.append("not one line")
         elif not line.startswith(f"{source}: "):
             f.append("file not named")
@@ -794,7 +815,7 @@ def judge(o: Outcome, source: str, out_dir: Path | None = None) -> Outcome:
             f.append("stdout on rejection")
         if out_dir is not None and out_dir.exists():
             f.append("wrote on rejection")
-    elif o.status == 0 and o.command == "validate" and o.stderr:
+    elif o.status == 0 and o.command == "validate" and rest:
         f.append("stderr on success")
     if o.seconds > TIMEOUT_S and "hang" not in f:
         f.append("hang")
@@ -890,9 +911,10 @@ def subprocess_check(case: Case, workdir: Path, timeout: float = 60.0) -> Outcom
             time.perf_counter() - t0,
         )
         # no ScenarioError to look at: the line names the file and more than that
-        source = os.fsdecode(os.fsencode(path))
-        o.error = _ParsedError(o.stderr.strip(), source) if p.returncode == 2 else None
-        return judge(o, str(path).encode("utf-8", "backslashreplace").decode(), None)
+        source = str(path).encode("utf-8", "backslashreplace").decode()
+        line = leading_warnings(o.stderr, source, keep_last=True)[1].strip()
+        o.error = _ParsedError(line) if p.returncode == 2 else None
+        return judge(o, source, None)
     finally:
         _rmtree(d)
 
@@ -900,7 +922,7 @@ def subprocess_check(case: Case, workdir: Path, timeout: float = 60.0) -> Outcom
 class _ParsedError:
     """The parts of a rejection line from another process."""
 
-    def __init__(self, line: str, source: str):
+    def __init__(self, line: str):
         rest = line.split(": ", 1)[1] if ": " in line else ""
         self.message = rest
         self.path = rest if rest and not rest.startswith(WHOLE_FILE) else ""

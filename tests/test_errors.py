@@ -252,3 +252,75 @@ def test_nan_from_set_names_the_field_and_set(capsys, tmp_path, monkeypatch, wri
 def test_error_with_newlines_in_user_text_stays_one_line():
     e = ScenarioError("s.toml", 'flows[0]."a\nb"', "x\ny", "--set a\nb=1")
     assert "\n" not in str(e)
+
+
+# --------------------------------------------------------------------------- meaningless values (issue 39)
+
+
+@pytest.mark.parametrize(
+    ("sets", "field"),
+    [
+        (["path.loss=1"], "path.loss"),
+        (['flows.0.ack_loss="100%"'], "flows[0].ack_loss"),
+        (["bottleneck.buffer=1e30BDP"], "bottleneck.buffer"),
+        (['bottleneck.rate_schedule=[["1s", "5Mbps"], ["1s", "7Mbps"]]'], "bottleneck.rate_schedule[1][0]"),
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "run", "sweep"])
+def test_a_run_that_cannot_mean_anything_is_refused(
+    capsys, tmp_path, monkeypatch, write_scenario, one_reno, sets, field, command
+):
+    p = write_scenario(one_reno)
+    argv = [command, str(p), *(f"--set={s}" for s in sets)]
+    if command != "validate":
+        argv += ["--out", "out"]
+    line = _refused(capsys, tmp_path, monkeypatch, *argv)
+    assert line.startswith(f"{p}: {field}: ")
+    assert "warning" not in line
+
+
+WARNED = [
+    ('path.loss={model = "gilbert_elliott", p = "1%", r = 0}', "path.loss", "never leaves it"),
+    ('bottleneck={rate = "1Kbps", buffer = "1pkt"}', "bottleneck.rate", "less than one frame"),
+    ("bottleneck.bdp_rtt=0ms", "bottleneck.bdp_rtt", "one packet"),
+    ("sample.interval=5s", "sample.interval", "no sample is taken"),
+    ('path.jitter={model = "per_packet", max = "100s"}', "path.jitter.max", "longer than the run"),
+]
+
+
+@pytest.mark.parametrize(("set_", "field", "says"), WARNED)
+def test_warnings_name_file_field_and_override(write_scenario, one_reno, set_, field, says):
+    p = write_scenario(one_reno)
+    scn = Scenario.load(p, [set_])
+    (w,) = scn.warnings
+    assert (w.source, w.path, w.override) == (str(p), field, f"--set {set_}")
+    assert says in w.message
+    assert str(w).startswith(f"{p}: {field}: warning: ") and str(w).endswith(f"(set by --set {set_})")
+    assert Scenario.load(p).warnings == ()
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "sweep"])
+def test_each_command_prints_the_warnings_before_it_runs(
+    capsys, tmp_path, monkeypatch, write_scenario, one_reno, command
+):
+    monkeypatch.chdir(tmp_path)
+    one_reno["duration"] = "200ms"
+    one_reno["path"] = {"jitter": {"model": "per_packet", "max": "1s"}}
+    one_reno["sample"] = {"interval": "300ms"}
+    if command == "sweep":
+        one_reno["sweep"] = {"seed": [1, 2]}
+    p = write_scenario(one_reno)
+    argv = [command, str(p)]
+    if command != "validate":
+        argv += ["--out", "out"] + (["--no-figure"] if command == "run" else ["--jobs", "1", "--no-progress"])
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.splitlines()[:2] == [
+        f"{p}: path.jitter.max: warning: 1s is longer than the run (200ms): a packet held that long "
+        "arrives after the run ends; expected at most the run's duration",
+        f"{p}: sample.interval: warning: 300ms is longer than the run (200ms): no sample is taken, "
+        "so the samples and queue tables are empty; expected at most the run's duration",
+    ]
+    if command != "validate":
+        assert (tmp_path / "out").is_dir()

@@ -3,8 +3,9 @@
 (``tests/fuzz_corpus/``, see its README).
 
 Every case must give exit status 0, or 2 with exactly one stderr line that
-names the file and a field, nothing on stdout and nothing written; never a
-traceback, a hang or a runaway allocation. ``derandomize=True``: the same
+names the file and a field (after the scenario's warnings, if any, one
+line each), nothing on stdout and nothing written; never a traceback, a
+hang or a runaway allocation. ``derandomize=True``: the same
 cases on every run, so this cannot flake. The full run:
 ``python3 scripts/fuzz_cli.py --cases 10000``.
 """

@@ -21,6 +21,7 @@ __all__ = [
     "TOO_DEEP",
     "Override",
     "ScenarioError",
+    "ScenarioWarning",
     "Segment",
     "apply_override",
     "clip",
@@ -58,14 +59,35 @@ class ScenarioError(ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        parts = [self.source]
-        if self.path:
-            parts.append(clip(self.path, 200))
-        msg = clip(self.message, 600)
-        if self.override:
-            msg += f" (set by {clip(self.override, 200)})"
-        parts.append(msg)
-        return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
+        return _line(self.source, self.path, self.message, self.override)
+
+
+@dataclass(frozen=True)
+class ScenarioWarning:
+    """A value a run accepts but that makes it mean less than it seems (a
+    link that carries less than one frame in the run, a sample interval
+    longer than the run; the core's ``ScenarioWarning``). ``str(w)`` is one
+    line, ``"<source>: <field path>: warning: <message>"``; the attributes
+    are those of ``ScenarioError``."""
+
+    source: str
+    path: str
+    message: str
+    override: str | None = None
+
+    def __str__(self) -> str:
+        return _line(self.source, self.path, f"warning: {self.message}", self.override)
+
+
+def _line(source: str, path: str, message: str, override: str | None) -> str:
+    parts = [source]
+    if path:
+        parts.append(clip(path, 200))
+    msg = clip(message, 600)
+    if override:
+        msg += f" (set by {clip(override, 200)})"
+    parts.append(msg)
+    return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
 
 
 def clip(text: str, limit: int) -> str:

@@ -140,6 +140,74 @@ def test_nesting_too_deep_to_parse(capsys, tmp_path, monkeypatch, value):
     assert line == f"{p}: nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep"
 
 
+LONG_KEY = "a" + ".a" * 49_999  # 100 kB: tomllib took 40 s and 9.8 GB to build it
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (f"{LONG_KEY} = 1\n", 1),
+        (f"[{LONG_KEY}]\nx = 1\n", 1),
+        (f"[[{LONG_KEY}]]\nx = 1\n", 1),
+        (f'x = {{ y = "a.b", {LONG_KEY.replace(".", " . ")} = 1 }}\n', 1),
+        (f'# {"a." * 40}\ns = """\n{"a." * 40}\n"""\n' + '"a"' + '."a"' * 49_999 + " = 1\n", 5),
+    ],
+)
+def test_a_dotted_key_too_deep_is_refused_before_it_is_parsed(capsys, tmp_path, monkeypatch, text, line):
+    import time
+
+    p = tmp_path / "s.toml"
+    p.write_text(BASE_TOML + text)
+    t0 = time.perf_counter()
+    refused = _refused(capsys, tmp_path, monkeypatch, "validate", str(p))
+    assert time.perf_counter() - t0 < 3
+    assert refused == (
+        f"{p}: nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep "
+        f"(a dotted key of 50,000 parts, line {line + BASE_TOML.count(chr(10))})"
+    )
+
+
+def test_a_dotted_key_one_part_longer_than_the_limit_is_refused(tmp_path):
+    """``MAX_DEPTH`` parts are read (and refused by the core as an unknown
+    field); one more is refused early, as the document check would."""
+    p = tmp_path / "s.toml"
+    p.write_text("a" + ".a" * (MAX_DEPTH - 1) + " = 1\n" + BASE_TOML)
+    with pytest.raises(ScenarioError) as ei:
+        Scenario.load(p)
+    assert ei.value.path == "a" and ei.value.message.startswith("unknown field")
+    p.write_text("a" + ".a" * MAX_DEPTH + " = 1\n")
+    with pytest.raises(ScenarioError) as ei:
+        Scenario.load(p)
+    assert ei.value.message.endswith("(a dotted key of 33 parts, line 1)")
+
+
+DOTS = "a." * 40 + "a"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        f'"{DOTS}"',
+        f"'{DOTS}'",
+        f'"\\"{DOTS}\\""',
+        f'"a\\\\" # {DOTS}',
+        f'"""\n{DOTS}\n"{DOTS}"\n""{DOTS}""\n"""',
+        f'""""{DOTS}"""""',
+        f'"""a\\\n{DOTS}"""',
+        f"'''\n{DOTS}\n'{DOTS}'\n''{DOTS}''\n'''",
+        f"''''{DOTS}'''''",
+        f'{{ y = "{DOTS}", "{DOTS}" = 1, \'{DOTS}.z\'.b = 2 }}',
+        f"[\"{DOTS}\", '{DOTS}']",
+    ],
+)
+def test_dots_in_strings_and_comments_are_no_key(tmp_path, value):
+    p = tmp_path / "s.toml"
+    p.write_text(f"# {DOTS}\n{BASE_TOML}\n[x]\nv = {value}\n")
+    with pytest.raises(ScenarioError) as ei:
+        Scenario.load(p)
+    assert ei.value.path == "x", ei.value  # read, and refused by the core as an unknown table
+
+
 def test_nesting_deeper_than_the_limit_names_the_field(tmp_path):
     p = tmp_path / "s.toml"
     p.write_text(f"a = {'[' * 40}{']' * 40}\n{BASE_TOML}")

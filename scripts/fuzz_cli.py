@@ -35,7 +35,10 @@ every key position and values holding as many dots (refused as nested too
 deeply before tomllib builds them; a value's dots never), every field of a
 link of a wrong type (the rejection must name that field), and values no
 run can mean anything with (refused, naming the field) or that make it
-mean less than it seems (a warning naming the field, the run accepted).
+mean less than it seems (a warning naming the field, the run accepted);
+and ``--kill-trials``: a run killed by SIGKILL while it draws its figure,
+then the next run into the same folder, after which no ``.NAME.tmp-*``
+directory of the killed one may remain.
 
 ``tests/test_fuzz_cli.py`` runs a bounded slice of the same strategies and
 replays ``tests/fuzz_corpus/``, the inputs that found bugs.
@@ -1148,6 +1151,67 @@ def subprocess_check(case: Case, workdir: Path, timeout: float = 60.0) -> Outcom
         _rmtree(d)
 
 
+#: A run that draws its figure: what the kill trial interrupts.
+KILL_SCENARIO = """name = "kill-trial"
+duration = "2s"
+[bottleneck]
+rate = "20Mbps"
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+count = 2
+"""
+
+
+def kill_trial(workdir: Path, timeout: float = 120.0) -> list[str]:
+    """A run killed by SIGKILL while it draws its figure (every table is in
+    its temporary directory, the manifest is not), then the next run into
+    the same folder: the killed run must leave no directory, and once the
+    next one is made no ``.NAME.tmp-*`` may remain beside them (the store
+    removes a dead writer's temporaries, ``store.clean_stale_tmp``). The
+    failures, by kind ("missed": the run ended before it was caught)."""
+    from ccarena.store import MANIFEST_FILE, TABLES
+
+    d = Path(tempfile.mkdtemp(dir=workdir))
+    try:
+        scenario = d / "s.toml"
+        scenario.write_text(KILL_SCENARIO)
+        runs = d / "runs"
+        command = [sys.executable, "-m", "ccarena", "run", str(scenario), "--out"]
+        p = subprocess.Popen([*command, str(runs / "a")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        killed = False
+        while p.poll() is None and time.monotonic() < deadline and not killed:
+            for tmp in runs.glob(".a.tmp-*") if runs.is_dir() else ():
+                tables = all((tmp / f"{t}.parquet").is_file() for t in TABLES)
+                if tables and not (tmp / MANIFEST_FILE).exists():
+                    p.send_signal(signal.SIGKILL)
+                    killed = True
+                    break
+            time.sleep(0.001)
+        if p.poll() is None and not killed:
+            p.kill()
+            p.wait()
+            return ["hang"]
+        p.wait()
+        if not killed:
+            return ["missed"]
+        failures = []
+        if (runs / "a").exists():
+            failures.append("killed run left its directory")
+        if not list(runs.glob(".a.tmp-*")):
+            failures.append("killed run left nothing to clean (not killed in its figure stage)")
+        nxt = subprocess.run([*command, str(runs / "b"), "--no-figure"], capture_output=True, timeout=timeout)
+        if nxt.returncode != 0:
+            failures.append(f"next run exit {nxt.returncode}: {nxt.stderr.decode(errors='replace')[-500:]}")
+        left = sorted(x.name for x in runs.iterdir() if ".tmp-" in x.name)
+        if left:
+            failures.append(f"temporary left after the next run: {', '.join(left)}")
+        return failures
+    finally:
+        _rmtree(d)
+
+
 class _ParsedError:
     """The parts of a rejection line from another process."""
 
@@ -1319,6 +1383,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-mb", type=int, default=6144, help="address-space limit of this process")
     p.add_argument("--run-every", type=int, default=25, help="also run/sweep every N-th case (default 25)")
     p.add_argument("--subprocess-every", type=int, default=250, help="also a real process every N-th case")
+    p.add_argument(
+        "--kill-trials",
+        type=int,
+        default=3,
+        help="runs killed (SIGKILL) in their figure stage, each followed by another run (default 3)",
+    )
     args = p.parse_args(argv)
     limit = args.memory_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -1334,6 +1404,14 @@ def main(argv: list[str] | None = None) -> int:
                 for kind in o.failures:
                     corpus_failures += 1
                     print(f"FAIL corpus {entry.name} ({o.command}): {kind}: {o.stderr.strip() or o.crash}")
+    with tempfile.TemporaryDirectory(prefix="ccarena-kill-") as tmp:
+        for _ in range(args.kill_trials):
+            for kind in kill_trial(Path(tmp)):
+                if kind == "missed":  # the run ended before it was caught drawing
+                    counts["kill trials missed"] += 1
+                else:
+                    counts[f"failure: kill trial: {kind}"] += 1
+                    print(f"FAIL kill trial: {kind}")
     failures = {k: v for k, v in counts.items() if k.startswith("failure: ")}
     rows = [
         ("cases", counts["cases"]),
@@ -1346,6 +1424,7 @@ def main(argv: list[str] | None = None) -> int:
         ("failures", sum(failures.values())),
         *((f"  {k}", v) for k, v in sorted(failures.items())),
         (f"corpus replayed ({len(entries)} inputs), failures", corpus_failures),
+        (f"kill trials ({args.kill_trials}), missed the figure stage", counts["kill trials missed"]),
         ("wall time (s)", f"{wall:.1f}"),
     ]
     width = max(len(r[0]) for r in rows)

@@ -203,10 +203,19 @@ fn warn_slow_rate(path: &str, rate: Rate, frame: u64, duration: Dur, warn: &mut 
             format!(
                 "{} carries less than one frame ({frame} bytes) in the run's {duration}: next to nothing gets through; expected at least {}",
                 units::format_rate(rate),
-                units::format_rate(Rate::from_bytes_over(Bytes(frame), duration))
+                units::format_rate(one_frame_rate(frame, duration))
             ),
         );
     }
+}
+
+/// The smallest rate that carries `frame` bytes in `duration` (rounded up).
+fn one_frame_rate(frame: u64, duration: Dur) -> Rate {
+    let bits = frame as u128 * 8 * units::NS_PER_S as u128;
+    Rate(
+        bits.div_ceil(duration.0.max(1) as u128)
+            .min(u64::MAX as u128) as u64,
+    )
 }
 
 fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {

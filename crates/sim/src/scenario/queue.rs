@@ -3,8 +3,8 @@
 
 use super::raw::{RawBottleneck, UnitStr};
 use super::{
-    check_step, duration_at, err, positive_rate_at, scaled_bytes, warn_long_jitter, warn_slow_rate,
-    BottleneckSpec, ScenarioError, Warnings,
+    check_step, duration_at, err, one_frame_rate, positive_rate_at, scaled_bytes, warn_long_jitter,
+    warn_slow_rate, BottleneckSpec, ScenarioError, Warnings,
 };
 use crate::net::impair::LossConfig;
 use crate::net::police::PolicerSpec;
@@ -287,14 +287,19 @@ pub(super) fn normalize_queue(
         jitter,
     };
     // A link that cannot send one frame in the run: what its bucket holds
-    // at the start is all that crosses it (a trace has its own check).
+    // at the start is all that crosses it (a trace link is left to its trace).
     if spec.trace.is_none() && spec.capacity_bits(0, duration.0) < (frame * 8) as f64 {
+        let (field, what) = if spec.rate_schedule.is_empty() {
+            ("rate", units::format_rate(rate))
+        } else {
+            let r = units::format_rate(rate);
+            ("rate_schedule", format!("{r} with its schedule"))
+        };
         warn.add(
-            at(if spec.rate_schedule.is_empty() { "rate" } else { "rate_schedule" }),
+            at(field),
             format!(
-                "{} carries less than one frame ({frame} bytes) in the run's {duration}: beyond the {burst_bytes} bytes its bucket starts with nothing crosses this link; expected at least {}",
-                units::format_rate(rate),
-                units::format_rate(Rate::from_bytes_over(Bytes(frame), duration))
+                "{what} carries less than one frame ({frame} bytes) in the run's {duration}: beyond the {burst_bytes} bytes its bucket starts with nothing crosses this link; expected at least {}",
+                units::format_rate(one_frame_rate(frame, duration))
             ),
         );
     }

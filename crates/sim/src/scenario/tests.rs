@@ -623,7 +623,7 @@ fn a_value_that_makes_a_run_mean_less_is_warned_about() {
             "link rate",
             vec![("bottleneck.rate", json!("1Kbps"))],
             "bottleneck.rate",
-            "less than one frame (1514 bytes) in the run's 10s",
+            "less than one frame (1514 bytes) in the run's 10s: beyond the 1514 bytes its bucket starts with nothing crosses this link; expected at least 1212bps",
         ),
         (
             "scheduled link rate",

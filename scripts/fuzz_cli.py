@@ -793,7 +793,12 @@ REFUSED: list[list[tuple[tuple[Segment, ...], Any]]] = [
 #: about, naming the field (the first path).
 WARNED: list[list[tuple[tuple[Segment, ...], Any]]] = [
     [(("flows", 0, "loss"), {"model": "gilbert_elliott", "p": "1%", "r": 0})],
-    [(("LINK", "rate"), "1bps"), (("LINK", "burst"), "1pkt"), (("LINK", "buffer"), "1pkt")],
+    [
+        (("LINK", "rate"), "1bps"),
+        (("LINK", "burst"), "1pkt"),
+        (("LINK", "buffer"), "1pkt"),
+        (("LINK", "rate_schedule"), []),
+    ],
     [(("LINK", "policer"), {"rate": "1bps"})],
     [(("flows", 0, "access_rate"), "1bps")],
     [(("flows", 0, "pacing"), {"max_rate": "1bps"})],
@@ -1071,6 +1076,24 @@ def _cheap(path: Path, sets: tuple[str, ...]) -> tuple[bool, bool]:
     return len(points) <= 8 and wall < 1.0, bool(scn.sweep)
 
 
+def _base_cheap(path: Path, sets: tuple[str, ...]) -> bool:
+    """Whether ``run`` of a case ``validate`` rejected ends quickly: it is
+    refused too, or its base scenario (``run`` runs no sweep point, and a
+    case may be refused for its sweep alone: 41 points of 50,000 flows) is
+    cheap, per-flow costs included and sample rows bounded (one such run
+    was estimated at 4.2 s, ``Cost.run_s``, and took 22 s)."""
+    from ccarena.cost import check, estimate
+    from ccarena.scenario import Scenario, ScenarioError
+
+    try:
+        scn = Scenario.load(path, list(sets))
+        check(scn)  # run refuses it before it simulates
+    except ScenarioError:
+        return True
+    cost = estimate(scn)
+    return cost.run_s < 1.0 and cost.sample_rows < 1e6
+
+
 def check_case(case: Case, workdir: Path, seen: list[Any], also_run: bool = False) -> list[Outcome]:
     """Validate ``case`` (and, with ``also_run``, run or sweep it into an
     ``--out`` directory when it was rejected or is cheap); the judged
@@ -1085,7 +1108,7 @@ def check_case(case: Case, workdir: Path, seen: list[Any], also_run: bool = Fals
             o.failures.append("memory")
         outcomes = [o]
         if also_run and not o.failures:
-            commands = ["run", "sweep"]
+            commands = ["run", "sweep"] if _base_cheap(path, case.sets) else ["sweep"]
             if o.status == 0:
                 try:
                     cheap, swept = _cheap(path, case.sets)

@@ -20,14 +20,28 @@ field (``ScenarioError.path``) unless the whole file is bad (not TOML, not
 UTF-8, nested too deeply, too large, not a regular file), nothing on stdout
 and nothing written (the ``--out`` directory is not created); never a Python
 traceback, never another status, never more than ``--timeout`` seconds or
-``--memory-mb`` of memory.
+``--memory-mb`` of memory. Before that line, and as all of ``validate``'s
+stderr on 0, only the scenario's warnings may come (``FILE: FIELD: warning:
+...``, one line each, printed before a command runs).
 
     python3 scripts/fuzz_cli.py --cases 10000 --seed 1
 
 prints a table: cases, rejected cleanly, accepted, failures by kind (and
 writes each failing input under ``--keep DIR``). The exit status is 1 when a
-case failed. ``tests/test_fuzz_cli.py`` runs a bounded slice of the same
-strategies and replays ``tests/fuzz_corpus/``, the inputs that found bugs.
+case failed.
+
+Issue 39 added what its audit found: dotted keys of up to 50,000 parts in
+every key position and values holding as many dots (refused as nested too
+deeply before tomllib builds them; a value's dots never), every field of a
+link of a wrong type (the rejection must name that field), and values no
+run can mean anything with (refused, naming the field) or that make it
+mean less than it seems (a warning naming the field, the run accepted);
+and ``--kill-trials``: a run killed by SIGKILL while it draws its figure,
+then the next run into the same folder, after which no ``.NAME.tmp-*``
+directory of the killed one may remain.
+
+``tests/test_fuzz_cli.py`` runs a bounded slice of the same strategies and
+replays ``tests/fuzz_corpus/``, the inputs that found bugs.
 """
 
 from __future__ import annotations
@@ -632,12 +646,26 @@ FILE_NAMES = [
 
 @dataclass(frozen=True)
 class Case:
-    """One input: the file's bytes, its name, the ``--set`` overrides."""
+    """One input: the file's bytes, its name, the ``--set`` overrides, and
+    what its strategy knows it must give (``Expect``), if anything."""
 
     data: bytes
     sets: tuple[str, ...] = ()
     filename: str = "s.toml"
     origin: str = ""
+    expect: Expect | None = None
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a case must give beyond the oracle's rules: ``"refused"`` naming
+    ``field`` (or a field inside it; no field: a dotted key refused as too
+    deep before it is parsed), ``"warned"``: accepted with a warning naming
+    it (or refused for another field's sake), or ``"read"``: not refused
+    before it is parsed."""
+
+    outcome: str
+    field: str
 
 
 def _case(
@@ -647,10 +675,215 @@ def _case(
     data: bytes | None = None,
     sets: list[str] | None = None,
     filename: str = "s.toml",
+    expect: Expect | None = None,
 ) -> Case:
     if data is None:
         data = dumps(doc if doc is not None else seed.doc).encode("utf-8")
-    return Case(data, tuple(sets or ()), filename, f"{origin}:{seed.name}")
+    return Case(data, tuple(sets or ()), filename, f"{origin}:{seed.name}", expect)
+
+
+# --------------------------------------------------------------------------- issue 39
+
+Segment = str | int
+
+#: Key positions a dotted key of ``n`` parts is tried in (``{k}`` is the key).
+KEY_PLACES = ["{k} = 1\n", "[{k}]\nx = 1\n", "[[{k}]]\nx = 1\n", "x = {{ y = 1, {k} = 2 }}\n"]
+#: Values whose dots are no key's (never refused as too deep).
+DOTTED_VALUES = [
+    'v = "{d}"\n', "v = '{d}'\n", 'v = """\n{d}\n"{d}"\n"""\n', "v = '''\n'{d}'\n'''\n", "# {d}\n",
+    'v = ["{d}", {{ w = "{d}" }}]\n', 'v = """"{d}"""""\n', 'v = "\\"{d}\\""\n',
+]  # fmt: skip
+
+
+@st.composite
+def long_keys(draw: st.DrawFn, text: str) -> tuple[bytes, Expect | None]:
+    """``text`` with a dotted key of 31 to 50,000 parts where a key goes
+    (tomllib took 40 s and 9.8 GB for 50,000), or with a value or a comment
+    holding as many dots; its parts bare or quoted, spaced or not. More than
+    ``MAX_DEPTH`` parts must be refused as nested too deeply; a value's dots
+    never."""
+    from ccarena.keys import MAX_DEPTH
+
+    n = draw(st.sampled_from([31, 32, 33, 34, 100, 10_000, 50_000]))
+    part = draw(st.sampled_from(["a", '"a"', "'a'", '"a.b"', "0"]))
+    sep = draw(st.sampled_from([".", " . ", "\t.\t"]))
+    dotted = sep.join([part] * n)
+    if draw(st.booleans()):  # a value's dots: the scenario is read, then judged as usual
+        line = draw(st.sampled_from(DOTTED_VALUES)).format(d=dotted.replace('"', "").replace("'", ""))
+        expect = Expect("read", "")
+    else:
+        line = draw(st.sampled_from(KEY_PLACES)).format(k=dotted)
+        expect = Expect("refused" if n > MAX_DEPTH else "read", "")
+    head = draw(st.booleans())  # before the scenario, or after it (inside its last table)
+    return ((line + text) if head else (text + "\n" + line)).encode("utf-8"), expect
+
+
+#: Each field of a queueing link ([bottleneck], a [[links]] entry,
+#: [topology]) with values of a wrong type; a rejection must name the field
+#: (it named only links[0] or topology, issue 39).
+LINK_WRONG_TYPES: dict[str, list[Any]] = {
+    "rate": [0, True, ["10Mbps"], {}],
+    "buffer": [1, False, []],
+    "bdp_rtt": [0, True, {}],
+    "qdisc": [1, [], {}],
+    "ecn": ["yes", 1, []],
+    "burst": [1, True, {}],
+    "rate_schedule": [5, "1s", {}, [[1, "5Mbps"]], [["1s", 5]]],
+    "trace": [True, 5, {}],
+    "policer": [5, "10Mbps", [], {"rate": 5}, {"rate": "10Mbps", "burst": 5}],
+    "overhead": [38, True, []],
+    "loss": [True, [], {}],
+    "jitter": ["1ms", 5, [], {"model": "slotted", "max": 1}],
+}
+#: ... and those only a [[links]] entry has.
+LINKS_ONLY_WRONG_TYPES: dict[str, list[Any]] = {"name": [5, True, []], "delay": [5, True, {}]}
+
+
+@st.composite
+def wrong_link_types(draw: st.DrawFn, doc: dict[str, Any]) -> tuple[dict[str, Any], Expect] | None:
+    """``doc`` with one field of one of its links of a wrong type: a
+    ``[[links]]`` entry, its ``[bottleneck]``, or that bottleneck written as
+    ``[topology] kind = "dumbbell"``. None when ``doc`` has no link."""
+    doc = copy.deepcopy(doc)
+    where: list[tuple[Any, str, dict[str, list[Any]]]] = []
+    if isinstance(doc.get("links"), list):
+        links_fields = {**LINK_WRONG_TYPES, **LINKS_ONLY_WRONG_TYPES}
+        where += [(x, f"links[{k}]", links_fields) for k, x in enumerate(doc["links"]) if isinstance(x, dict)]
+    if isinstance(doc.get("bottleneck"), dict):
+        if draw(st.booleans()):
+            doc["topology"] = {"kind": "dumbbell", **doc.pop("bottleneck")}
+            where.append((doc["topology"], "topology", LINK_WRONG_TYPES))
+        else:
+            where.append((doc["bottleneck"], "bottleneck", LINK_WRONG_TYPES))
+    if not where:
+        return None
+    table, at, fields = draw(st.sampled_from(where))
+    field_ = draw(st.sampled_from(sorted(fields)))
+    table[field_] = draw(st.sampled_from(fields[field_]))
+    return doc, Expect("refused", f"{at}.{field_}")
+
+
+def _link_of(doc: dict[str, Any]) -> tuple[tuple[Segment, ...], dict[str, Any]] | None:
+    """The path and table of ``doc``'s first link that is not trace-driven."""
+    if isinstance(doc.get("bottleneck"), dict) and "trace" not in doc["bottleneck"]:
+        return ("bottleneck",), doc["bottleneck"]
+    for k, x in enumerate(doc.get("links") or []):
+        if isinstance(x, dict) and "trace" not in x:
+            return ("links", k), x
+    return None
+
+
+#: Values no run can mean anything with, refused naming the field (the
+#: first path) since issue 39; ``LINK`` stands for a link's path, ``-``
+#: for ``[[links]]`` only (the dumbbell's link has no loss of its own).
+REFUSED: list[list[tuple[tuple[Segment, ...], Any]]] = [
+    [(("path", "loss"), "100%")],
+    [(("path", "ack_loss"), 1)],
+    [(("flows", 0, "loss"), {"model": "gilbert_elliott", "p": "1%", "k": 0, "h": 0})],
+    [(("flows", 0, "ack_loss"), "99.999999999999%")],
+    [(("-", "loss"), "100%")],
+    [(("LINK", "buffer"), "1e30BDP")],
+    [(("LINK", "buffer"), "1e30pkt")],
+    [(("LINK", "burst"), "1e30pkt")],
+    [(("flows", 0, "rwnd"), "1e30pkt")],
+    [(("LINK", "rate_schedule"), [["10ms", "5Mbps"], ["10ms", "7Mbps"]])],
+    [(("flows", 0, "rtt_schedule"), [["10ms", "5ms"], ["10ms", "7ms"]])],
+]
+#: Values a run takes but that make it mean less than it seems: warned
+#: about, naming the field (the first path).
+WARNED: list[list[tuple[tuple[Segment, ...], Any]]] = [
+    [(("flows", 0, "loss"), {"model": "gilbert_elliott", "p": "1%", "r": 0})],
+    [
+        (("LINK", "rate"), "1bps"),
+        (("LINK", "burst"), "1pkt"),
+        (("LINK", "buffer"), "1pkt"),
+        (("LINK", "rate_schedule"), []),
+    ],
+    [(("LINK", "policer"), {"rate": "1bps"})],
+    [(("flows", 0, "access_rate"), "1bps")],
+    [(("flows", 0, "pacing"), {"max_rate": "1bps"})],
+    [(("LINK", "bdp_rtt"), "0ms"), (("LINK", "buffer"), "1BDP")],
+    [(("LINK", "buffer"), "0.000001BDP")],
+    [(("sample", "interval"), "1000s")],
+    [(("flows", 0, "jitter"), {"model": "per_packet", "max": "1000s"})],
+    [(("flows", 0, "ack_jitter"), {"model": "periodic", "max": "1000s"})],
+    [(("-", "jitter"), {"model": "slotted", "max": "1000s"})],
+]
+
+
+@st.composite
+def meaningless(draw: st.DrawFn, doc: dict[str, Any]) -> tuple[dict[str, Any], Expect] | None:
+    """``doc`` with one value no run can mean anything with (refused) or
+    one that makes it mean less than it seems (warned about), as the audit
+    of issue 39 found 45 of them accepted without a word. None when ``doc``
+    has no place for the value drawn."""
+    from ccarena.keys import format_path
+
+    doc = copy.deepcopy(doc)
+    link = _link_of(doc)
+    kinds = {"LINK"} if link is None or link[0][0] != "links" else {"LINK", "-"}
+    if link is None:
+        kinds = set()
+
+    def fits(patch: list[tuple[tuple[Segment, ...], Any]]) -> bool:
+        return all(p[0] in kinds or p[0] not in ("LINK", "-") for p, _ in patch)
+
+    outcome = draw(st.sampled_from(["refused", "warned"]))
+    patch = draw(st.sampled_from([x for x in (REFUSED if outcome == "refused" else WARNED) if fits(x)]))
+    first = ""
+    for path, value in patch:
+        if path[0] in ("LINK", "-"):
+            assert link is not None
+            path = (*link[0], *path[1:])
+        node: Any = doc
+        for seg in path[:-1]:
+            if isinstance(seg, int):
+                ok = isinstance(node, list) and len(node) > seg
+            else:
+                ok = isinstance(node, dict) and isinstance(node.setdefault(seg, {}), dict | list)
+            if not ok:
+                return None
+            node = node[seg]
+        if not isinstance(node, dict):
+            return None
+        node[path[-1]] = copy.deepcopy(value)
+        first = first or format_path(path)
+    return doc, Expect(outcome, first)
+
+
+def expected(o: Outcome, case: Case, source: str) -> Outcome:
+    """Add to ``o.failures`` where ``o`` (a command's outcome) breaks what
+    ``case.expect`` says."""
+    e = case.expect
+    if e is None or o.failures:
+        return o
+    path = o.error.path if o.status == 2 and o.error is not None else None
+
+    def names(p: str | None) -> bool:
+        return p is not None and (p == e.field or p.startswith((e.field + ".", e.field + "[")))
+
+    warned = [w.split(": ", 2)[1] for w in leading_warnings(o.stderr, source, o.status == 2)[0]]
+    early = "(a dotted key of " in o.stderr  # keys.loads_toml's refusal before tomllib
+    if e.outcome == "refused" and o.status != 2:
+        o.failures.append(f"accepted, not refused at {e.field or 'the file'}")
+    elif e.outcome == "refused" and e.field and not names(path):
+        o.failures.append(f"refused at {path}, not at {e.field}")
+    elif e.outcome == "refused" and not e.field and not early:
+        o.failures.append("a long dotted key not refused before it was parsed")
+    elif e.outcome == "read" and early:
+        o.failures.append("refused as a long dotted key, which it has not")
+    elif e.outcome == "warned" and o.status == 2 and names(path):
+        o.failures.append(f"refused at {path}, only to be warned about")
+    elif e.outcome == "warned" and o.status == 0 and not any(names(w) for w in warned):
+        o.failures.append(f"no warning at {e.field}")
+    return o
+
+
+#: The kinds of case, as often as they are drawn.
+KINDS = [
+    *("doc", "doc", "doc", "text", "text", "set", "sweep", "sweep", "expect", "expect", "mixed"),
+    *("long key", "link type", "meaningless", "meaningless"),
+]
 
 
 def cases(seed_list: list[Seed]) -> st.SearchStrategy[Case]:
@@ -659,12 +892,16 @@ def cases(seed_list: list[Seed]) -> st.SearchStrategy[Case]:
     @st.composite
     def one(draw: st.DrawFn) -> Case:
         s = draw(st.sampled_from(seed_list))
-        kind = draw(
-            st.sampled_from(
-                ["doc", "doc", "doc", "text", "text", "set", "sweep", "sweep", "expect", "expect", "mixed"]
-            )
-        )
+        kind = draw(st.sampled_from(KINDS))
         filename = draw(st.sampled_from(FILE_NAMES)) if draw(st.integers(0, 19)) == 0 else "s.toml"
+        if kind == "long key":
+            data, expect = draw(long_keys(s.text if draw(st.booleans()) else dumps(s.doc)))
+            return _case(s, kind, data=data, filename=filename, expect=expect)
+        if kind in ("link type", "meaningless"):
+            made = draw(wrong_link_types(s.doc) if kind == "link type" else meaningless(s.doc))
+            if made is not None:
+                return _case(s, kind, made[0], filename=filename, expect=made[1])
+            kind = "doc"
         if kind == "doc":
             return _case(s, kind, draw(mutated(s.doc)), filename=filename)
         if kind == "text":
@@ -771,6 +1008,22 @@ def call(argv: list[str], seen: list[Any], timeout: float = TIMEOUT_S) -> Outcom
     return Outcome(argv[0], status, out.getvalue(), err.getvalue(), seconds, error, crash, failures)
 
 
+def leading_warnings(stderr: str, source: str, keep_last: bool) -> tuple[list[str], str]:
+    """The scenario's warnings a command printed before it ran (one line
+    each, ``FILE: FIELD: warning: ...``) and the rest of ``stderr``; with
+    ``keep_last`` the last line is never a warning (a rejection's line)."""
+    lines = stderr.splitlines(keepends=True)
+    n = 0
+    while n < len(lines) - keep_last and _is_warning(lines[n], source):
+        n += 1
+    return lines[:n], "".join(lines[n:])
+
+
+def _is_warning(line: str, source: str) -> bool:
+    one_line = line.endswith("\n") and "\r" not in line
+    return one_line and line.startswith(f"{source}: ") and ": warning: " in line
+
+
 def judge(o: Outcome, source: str, out_dir: Path | None = None) -> Outcome:
     """Add to ``o.failures`` what breaks the rules (module docstring)."""
     f = o.failures
@@ -778,11 +1031,14 @@ def judge(o: Outcome, source: str, out_dir: Path | None = None) -> Outcome:
         f.append("traceback")
     if o.status not in (0, 2) and not (o.status == 1 and o.command in ("run", "sweep")) and not f:
         f.append(f"exit {o.status}")
+    warned, rest = leading_warnings(o.stderr, source, keep_last=o.status == 2)
+    if any(len(w.strip()) - len(source) > MAX_LINE for w in warned):
+        f.append("long line")
     if o.status == 2:
-        line = o.stderr.strip()
+        line = rest.strip()
         if not line:
             f.append("no message")
-        elif o.stderr.count("\n") != 1 or not o.stderr.endswith("\n") or "\r" in o.stderr:
+        elif rest.count("\n") != 1 or not rest.endswith("\n") or "\r" in rest:
             f.append("not one line")
         elif not line.startswith(f"{source}: "):
             f.append("file not named")
@@ -794,7 +1050,7 @@ def judge(o: Outcome, source: str, out_dir: Path | None = None) -> Outcome:
             f.append("stdout on rejection")
         if out_dir is not None and out_dir.exists():
             f.append("wrote on rejection")
-    elif o.status == 0 and o.command == "validate" and o.stderr:
+    elif o.status == 0 and o.command == "validate" and rest:
         f.append("stderr on success")
     if o.seconds > TIMEOUT_S and "hang" not in f:
         f.append("hang")
@@ -820,6 +1076,24 @@ def _cheap(path: Path, sets: tuple[str, ...]) -> tuple[bool, bool]:
     return len(points) <= 8 and wall < 1.0, bool(scn.sweep)
 
 
+def _base_cheap(path: Path, sets: tuple[str, ...]) -> bool:
+    """Whether ``run`` of a case ``validate`` rejected ends quickly: it is
+    refused too, or its base scenario (``run`` runs no sweep point, and a
+    case may be refused for its sweep alone: 41 points of 50,000 flows) is
+    cheap, per-flow costs included and sample rows bounded (one such run
+    was estimated at 4.2 s, ``Cost.run_s``, and took 22 s)."""
+    from ccarena.cost import check, estimate
+    from ccarena.scenario import Scenario, ScenarioError
+
+    try:
+        scn = Scenario.load(path, list(sets))
+        check(scn)  # run refuses it before it simulates
+    except ScenarioError:
+        return True
+    cost = estimate(scn)
+    return cost.run_s < 1.0 and cost.sample_rows < 1e6
+
+
 def check_case(case: Case, workdir: Path, seen: list[Any], also_run: bool = False) -> list[Outcome]:
     """Validate ``case`` (and, with ``also_run``, run or sweep it into an
     ``--out`` directory when it was rejected or is cheap); the judged
@@ -829,12 +1103,12 @@ def check_case(case: Case, workdir: Path, seen: list[Any], also_run: bool = Fals
         path = _write_case(case, d)
         sets = [f"--set={s}" for s in case.sets]
         before = peak_mb()
-        o = judge(call(["validate", str(path), *sets], seen), str(path))
+        o = expected(judge(call(["validate", str(path), *sets], seen), str(path)), case, str(path))
         if peak_mb() - before > MEMORY_GROWTH_MB:
             o.failures.append("memory")
         outcomes = [o]
         if also_run and not o.failures:
-            commands = ["run", "sweep"]
+            commands = ["run", "sweep"] if _base_cheap(path, case.sets) else ["sweep"]
             if o.status == 0:
                 try:
                     cheap, swept = _cheap(path, case.sets)
@@ -849,6 +1123,8 @@ def check_case(case: Case, workdir: Path, seen: list[Any], also_run: bool = Fals
                     else ["--jobs", "1", "--no-progress"]
                 )
                 r = judge(call([command, str(path), *sets, "--out", str(out), *extra], seen), str(path), out)
+                if r.status == 2:
+                    expected(r, case, str(path))
                 if r.status in (0, 1) and not out.exists() and not r.failures:
                     r.failures.append("accepted but wrote nothing")
                 outcomes.append(r)
@@ -890,9 +1166,71 @@ def subprocess_check(case: Case, workdir: Path, timeout: float = 60.0) -> Outcom
             time.perf_counter() - t0,
         )
         # no ScenarioError to look at: the line names the file and more than that
-        source = os.fsdecode(os.fsencode(path))
-        o.error = _ParsedError(o.stderr.strip(), source) if p.returncode == 2 else None
-        return judge(o, str(path).encode("utf-8", "backslashreplace").decode(), None)
+        source = str(path).encode("utf-8", "backslashreplace").decode()
+        line = leading_warnings(o.stderr, source, keep_last=True)[1].strip()
+        o.error = _ParsedError(line) if p.returncode == 2 else None
+        return judge(o, source, None)
+    finally:
+        _rmtree(d)
+
+
+#: A run that draws its figure: what the kill trial interrupts.
+KILL_SCENARIO = """name = "kill-trial"
+duration = "2s"
+[bottleneck]
+rate = "20Mbps"
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+count = 2
+"""
+
+
+def kill_trial(workdir: Path, timeout: float = 120.0) -> list[str]:
+    """A run killed by SIGKILL while it draws its figure (every table is in
+    its temporary directory, the manifest is not), then the next run into
+    the same folder: the killed run must leave no directory, and once the
+    next one is made no ``.NAME.tmp-*`` may remain beside them (the store
+    removes a dead writer's temporaries, ``store.clean_stale_tmp``). The
+    failures, by kind ("missed": the run ended before it was caught)."""
+    from ccarena.store import MANIFEST_FILE, TABLES
+
+    d = Path(tempfile.mkdtemp(dir=workdir))
+    try:
+        scenario = d / "s.toml"
+        scenario.write_text(KILL_SCENARIO)
+        runs = d / "runs"
+        command = [sys.executable, "-m", "ccarena", "run", str(scenario), "--out"]
+        p = subprocess.Popen([*command, str(runs / "a")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        killed = False
+        while p.poll() is None and time.monotonic() < deadline and not killed:
+            for tmp in runs.glob(".a.tmp-*") if runs.is_dir() else ():
+                tables = all((tmp / f"{t}.parquet").is_file() for t in TABLES)
+                if tables and not (tmp / MANIFEST_FILE).exists():
+                    p.send_signal(signal.SIGKILL)
+                    killed = True
+                    break
+            time.sleep(0.001)
+        if p.poll() is None and not killed:
+            p.kill()
+            p.wait()
+            return ["hang"]
+        p.wait()
+        if not killed:
+            return ["missed"]
+        failures = []
+        if (runs / "a").exists():
+            failures.append("killed run left its directory")
+        if not list(runs.glob(".a.tmp-*")):
+            failures.append("killed run left nothing to clean (not killed in its figure stage)")
+        nxt = subprocess.run([*command, str(runs / "b"), "--no-figure"], capture_output=True, timeout=timeout)
+        if nxt.returncode != 0:
+            failures.append(f"next run exit {nxt.returncode}: {nxt.stderr.decode(errors='replace')[-500:]}")
+        left = sorted(x.name for x in runs.iterdir() if ".tmp-" in x.name)
+        if left:
+            failures.append(f"temporary left after the next run: {', '.join(left)}")
+        return failures
     finally:
         _rmtree(d)
 
@@ -900,7 +1238,7 @@ def subprocess_check(case: Case, workdir: Path, timeout: float = 60.0) -> Outcom
 class _ParsedError:
     """The parts of a rejection line from another process."""
 
-    def __init__(self, line: str, source: str):
+    def __init__(self, line: str):
         rest = line.split(": ", 1)[1] if ": " in line else ""
         self.message = rest
         self.path = rest if rest and not rest.startswith(WHOLE_FILE) else ""
@@ -921,8 +1259,9 @@ def can_run_in_subprocess(case: Case) -> bool:
 class CorpusEntry:
     """A kept input: ``tests/fuzz_corpus/<name>.toml``. A first line
     ``#! {json}`` gives the ``--set`` overrides (``"set"``), the file name
-    (``"filename"``), the commands (``"commands"``, default validate) and
-    the exit status they must give (``"status"``, default 2)."""
+    (``"filename"``), the commands (``"commands"``, default validate), the
+    exit status they must give (``"status"``, default 2), and the field the
+    rejection must name (``"field"``) or a warning must (``"warns"``)."""
 
     name: str
     case: Case
@@ -937,7 +1276,13 @@ def corpus(directory: Path = CORPUS) -> list[CorpusEntry]:
         meta: dict[str, Any] = {}
         if data.startswith(b"#! "):
             meta = json.loads(data.split(b"\n", 1)[0][3:])
-        case = Case(data, tuple(meta.get("set", ())), meta.get("filename", "s.toml"), f"corpus:{p.name}")
+        expect = None
+        if "field" in meta:  # the field the rejection must name
+            expect = Expect("refused", meta["field"])
+        elif "warns" in meta:  # the field a warning must name
+            expect = Expect("warned", meta["warns"])
+        origin = f"corpus:{p.name}"
+        case = Case(data, tuple(meta.get("set", ())), meta.get("filename", "s.toml"), origin, expect)
         out.append(
             CorpusEntry(p.stem, case, tuple(meta.get("commands", ["validate"])), meta.get("status", 2))
         )
@@ -960,6 +1305,7 @@ def replay(entry: CorpusEntry, workdir: Path, seen: list[Any]) -> list[Outcome]:
             o = judge(call(argv, seen), str(path), out if command != "validate" else None)
             if o.status != entry.status and not o.failures:
                 o.failures.append(f"exit {o.status}, not {entry.status}")
+            expected(o, entry.case, str(path))
             outcomes.append(o)
             _rmtree(out)
         return outcomes
@@ -1060,6 +1406,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-mb", type=int, default=6144, help="address-space limit of this process")
     p.add_argument("--run-every", type=int, default=25, help="also run/sweep every N-th case (default 25)")
     p.add_argument("--subprocess-every", type=int, default=250, help="also a real process every N-th case")
+    p.add_argument(
+        "--kill-trials",
+        type=int,
+        default=3,
+        help="runs killed (SIGKILL) in their figure stage, each followed by another run (default 3)",
+    )
     args = p.parse_args(argv)
     limit = args.memory_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -1075,6 +1427,14 @@ def main(argv: list[str] | None = None) -> int:
                 for kind in o.failures:
                     corpus_failures += 1
                     print(f"FAIL corpus {entry.name} ({o.command}): {kind}: {o.stderr.strip() or o.crash}")
+    with tempfile.TemporaryDirectory(prefix="ccarena-kill-") as tmp:
+        for _ in range(args.kill_trials):
+            for kind in kill_trial(Path(tmp)):
+                if kind == "missed":  # the run ended before it was caught drawing
+                    counts["kill trials missed"] += 1
+                else:
+                    counts[f"failure: kill trial: {kind}"] += 1
+                    print(f"FAIL kill trial: {kind}")
     failures = {k: v for k, v in counts.items() if k.startswith("failure: ")}
     rows = [
         ("cases", counts["cases"]),
@@ -1087,6 +1447,7 @@ def main(argv: list[str] | None = None) -> int:
         ("failures", sum(failures.values())),
         *((f"  {k}", v) for k, v in sorted(failures.items())),
         (f"corpus replayed ({len(entries)} inputs), failures", corpus_failures),
+        (f"kill trials ({args.kill_trials}), missed the figure stage", counts["kill trials missed"]),
         ("wall time (s)", f"{wall:.1f}"),
     ]
     width = max(len(r[0]) for r in rows)

@@ -140,6 +140,74 @@ def test_nesting_too_deep_to_parse(capsys, tmp_path, monkeypatch, value):
     assert line == f"{p}: nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep"
 
 
+LONG_KEY = "a" + ".a" * 49_999  # 100 kB: tomllib took 40 s and 9.8 GB to build it
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (f"{LONG_KEY} = 1\n", 1),
+        (f"[{LONG_KEY}]\nx = 1\n", 1),
+        (f"[[{LONG_KEY}]]\nx = 1\n", 1),
+        (f'x = {{ y = "a.b", {LONG_KEY.replace(".", " . ")} = 1 }}\n', 1),
+        (f'# {"a." * 40}\ns = """\n{"a." * 40}\n"""\n' + '"a"' + '."a"' * 49_999 + " = 1\n", 5),
+    ],
+)
+def test_a_dotted_key_too_deep_is_refused_before_it_is_parsed(capsys, tmp_path, monkeypatch, text, line):
+    import time
+
+    p = tmp_path / "s.toml"
+    p.write_text(BASE_TOML + text)
+    t0 = time.perf_counter()
+    refused = _refused(capsys, tmp_path, monkeypatch, "validate", str(p))
+    assert time.perf_counter() - t0 < 3
+    assert refused == (
+        f"{p}: nested too deeply: tables and arrays go at most {MAX_DEPTH} levels deep "
+        f"(a dotted key of 50,000 parts, line {line + BASE_TOML.count(chr(10))})"
+    )
+
+
+def test_a_dotted_key_one_part_longer_than_the_limit_is_refused(tmp_path):
+    """``MAX_DEPTH`` parts are read (and refused by the core as an unknown
+    field); one more is refused early, as the document check would."""
+    p = tmp_path / "s.toml"
+    p.write_text("a" + ".a" * (MAX_DEPTH - 1) + " = 1\n" + BASE_TOML)
+    with pytest.raises(ScenarioError) as ei:
+        Scenario.load(p)
+    assert ei.value.path == "a" and ei.value.message.startswith("unknown field")
+    p.write_text("a" + ".a" * MAX_DEPTH + " = 1\n")
+    with pytest.raises(ScenarioError) as ei:
+        Scenario.load(p)
+    assert ei.value.message.endswith("(a dotted key of 33 parts, line 1)")
+
+
+DOTS = "a." * 40 + "a"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        f'"{DOTS}"',
+        f"'{DOTS}'",
+        f'"\\"{DOTS}\\""',
+        f'"a\\\\" # {DOTS}',
+        f'"""\n{DOTS}\n"{DOTS}"\n""{DOTS}""\n"""',
+        f'""""{DOTS}"""""',
+        f'"""a\\\n{DOTS}"""',
+        f"'''\n{DOTS}\n'{DOTS}'\n''{DOTS}''\n'''",
+        f"''''{DOTS}'''''",
+        f'{{ y = "{DOTS}", "{DOTS}" = 1, \'{DOTS}.z\'.b = 2 }}',
+        f"[\"{DOTS}\", '{DOTS}']",
+    ],
+)
+def test_dots_in_strings_and_comments_are_no_key(tmp_path, value):
+    p = tmp_path / "s.toml"
+    p.write_text(f"# {DOTS}\n{BASE_TOML}\n[x]\nv = {value}\n")
+    with pytest.raises(ScenarioError) as ei:
+        Scenario.load(p)
+    assert ei.value.path == "x", ei.value  # read, and refused by the core as an unknown table
+
+
 def test_nesting_deeper_than_the_limit_names_the_field(tmp_path):
     p = tmp_path / "s.toml"
     p.write_text(f"a = {'[' * 40}{']' * 40}\n{BASE_TOML}")
@@ -252,3 +320,75 @@ def test_nan_from_set_names_the_field_and_set(capsys, tmp_path, monkeypatch, wri
 def test_error_with_newlines_in_user_text_stays_one_line():
     e = ScenarioError("s.toml", 'flows[0]."a\nb"', "x\ny", "--set a\nb=1")
     assert "\n" not in str(e)
+
+
+# --------------------------------------------------------------------------- meaningless values (issue 39)
+
+
+@pytest.mark.parametrize(
+    ("sets", "field"),
+    [
+        (["path.loss=1"], "path.loss"),
+        (['flows.0.ack_loss="100%"'], "flows[0].ack_loss"),
+        (["bottleneck.buffer=1e30BDP"], "bottleneck.buffer"),
+        (['bottleneck.rate_schedule=[["1s", "5Mbps"], ["1s", "7Mbps"]]'], "bottleneck.rate_schedule[1][0]"),
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "run", "sweep"])
+def test_a_run_that_cannot_mean_anything_is_refused(
+    capsys, tmp_path, monkeypatch, write_scenario, one_reno, sets, field, command
+):
+    p = write_scenario(one_reno)
+    argv = [command, str(p), *(f"--set={s}" for s in sets)]
+    if command != "validate":
+        argv += ["--out", "out"]
+    line = _refused(capsys, tmp_path, monkeypatch, *argv)
+    assert line.startswith(f"{p}: {field}: ")
+    assert "warning" not in line
+
+
+WARNED = [
+    ('path.loss={model = "gilbert_elliott", p = "1%", r = 0}', "path.loss", "never leaves it"),
+    ('bottleneck={rate = "1Kbps", buffer = "1pkt"}', "bottleneck.rate", "less than one frame"),
+    ("bottleneck.bdp_rtt=0ms", "bottleneck.bdp_rtt", "one packet"),
+    ("sample.interval=5s", "sample.interval", "no sample is taken"),
+    ('path.jitter={model = "per_packet", max = "100s"}', "path.jitter.max", "longer than the run"),
+]
+
+
+@pytest.mark.parametrize(("set_", "field", "says"), WARNED)
+def test_warnings_name_file_field_and_override(write_scenario, one_reno, set_, field, says):
+    p = write_scenario(one_reno)
+    scn = Scenario.load(p, [set_])
+    (w,) = scn.warnings
+    assert (w.source, w.path, w.override) == (str(p), field, f"--set {set_}")
+    assert says in w.message
+    assert str(w).startswith(f"{p}: {field}: warning: ") and str(w).endswith(f"(set by --set {set_})")
+    assert Scenario.load(p).warnings == ()
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "sweep"])
+def test_each_command_prints_the_warnings_before_it_runs(
+    capsys, tmp_path, monkeypatch, write_scenario, one_reno, command
+):
+    monkeypatch.chdir(tmp_path)
+    one_reno["duration"] = "200ms"
+    one_reno["path"] = {"jitter": {"model": "per_packet", "max": "1s"}}
+    one_reno["sample"] = {"interval": "300ms"}
+    if command == "sweep":
+        one_reno["sweep"] = {"seed": [1, 2]}
+    p = write_scenario(one_reno)
+    argv = [command, str(p)]
+    if command != "validate":
+        argv += ["--out", "out"] + (["--no-figure"] if command == "run" else ["--jobs", "1", "--no-progress"])
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.splitlines()[:2] == [
+        f"{p}: path.jitter.max: warning: 1s is longer than the run (200ms): a packet held that long "
+        "arrives after the run ends; expected at most the run's duration",
+        f"{p}: sample.interval: warning: 300ms is longer than the run (200ms): no sample is taken, "
+        "so the samples and queue tables are empty; expected at most the run's duration",
+    ]
+    if command != "validate":
+        assert (tmp_path / "out").is_dir()

@@ -3,8 +3,9 @@
 (``tests/fuzz_corpus/``, see its README).
 
 Every case must give exit status 0, or 2 with exactly one stderr line that
-names the file and a field, nothing on stdout and nothing written; never a
-traceback, a hang or a runaway allocation. ``derandomize=True``: the same
+names the file and a field (after the scenario's warnings, if any, one
+line each), nothing on stdout and nothing written; never a traceback, a
+hang or a runaway allocation. ``derandomize=True``: the same
 cases on every run, so this cannot flake. The full run:
 ``python3 scripts/fuzz_cli.py --cases 10000``.
 """
@@ -155,3 +156,15 @@ def test_real_process_sweep_rejected_writes_nothing(tmp_path):
     assert r.stdout == "" and len(r.stderr.splitlines()) == 1 and r.stderr.startswith(f"{p}: bottleneck.rate")
     assert "Traceback" not in r.stderr
     assert not out.exists()
+
+
+def test_a_run_killed_while_drawing_its_figure_leaves_no_temporary_once_the_next_is_made(workdir):
+    """SIGKILL while the run draws its figure (its tables written to its
+    temporary directory, the manifest not yet), then another run into the
+    same folder: the killed run left no directory, and its ``.a.tmp-*`` is
+    gone (``store.clean_stale_tmp``)."""
+    for _ in range(3):  # a run that ends before the poll catches it is tried again
+        failures = fuzz.kill_trial(workdir)
+        if failures != ["missed"]:
+            break
+    assert failures == []

@@ -17,11 +17,13 @@ class ScenarioError(ValueError):
     message: str
     """What is wrong and what is allowed."""
 
-def normalize(input_json: str) -> str:
+def normalize(input_json: str) -> tuple[str, list[tuple[str, str]]]:
     """Validate a scenario (the TOML file as ``tomllib`` loads it, as JSON) and
-    return the normalized scenario as JSON: units resolved, flows expanded by
+    return the normalized scenario as JSON (units resolved, flows expanded by
     ``count`` with ``id`` and ``group``, buffer in bytes, seed, duration, sample
-    interval. Raises ``ScenarioError``."""
+    interval) and its warnings, ``(path, message)`` pairs: values a run
+    accepts that make it mean less than it seems (a link that carries less
+    than one frame in the run, ...). Raises ``ScenarioError``."""
 
 class Run:
     """A finished run's results, held in Rust until written or read."""

@@ -442,6 +442,13 @@ def print_expectations(outcomes, out: Console) -> int:
     return 0
 
 
+def _print_warnings(scn: Scenario) -> None:
+    """The scenario's warnings (``Scenario.warnings``) on stderr, one line
+    each, before the command runs it; they never change the exit status."""
+    for w in scn.warnings:
+        print(w, file=sys.stderr)
+
+
 def _progress_line(name: str, duration_ns: int, update: Callable[[str], Any]) -> Callable[[int], None]:
     """A simulator progress callback that shows how far the run is: simulated
     time, its fraction of the scenario and the time left at the rate so far."""
@@ -465,6 +472,7 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .expect import check_all, check_expectations, parse_expectations
 
     scn = Scenario.load(args.scenario, args.overrides)
+    _print_warnings(scn)
     expectations = parse_expectations(scn.expect, scn.source)  # before the run: bad ones cost nothing
     check_expectations(expectations, scn)
     if scn.sweep:
@@ -561,6 +569,7 @@ def _cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise _BadArgs("--jobs must be at least 1")
     scn = Scenario.load(args.scenario, args.overrides)
+    _print_warnings(scn)
     expectations = parse_expectations(scn.expect, scn.source)
     check_expectations(expectations, scn)
     exp, status = run_experiment(scn, args, out, err, args.out)
@@ -763,6 +772,7 @@ def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .sweep import iter_points
 
     scn = Scenario.load(args.scenario, args.overrides)
+    _print_warnings(scn)
     # Everything a run or sweep would refuse is refused here: expectations,
     # every sweep point (each validated by the core, then let go), the cost.
     expectations = parse_expectations(scn.expect, scn.source)

@@ -21,6 +21,7 @@ __all__ = [
     "TOO_DEEP",
     "Override",
     "ScenarioError",
+    "ScenarioWarning",
     "Segment",
     "apply_override",
     "clip",
@@ -58,14 +59,35 @@ class ScenarioError(ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        parts = [self.source]
-        if self.path:
-            parts.append(clip(self.path, 200))
-        msg = clip(self.message, 600)
-        if self.override:
-            msg += f" (set by {clip(self.override, 200)})"
-        parts.append(msg)
-        return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
+        return _line(self.source, self.path, self.message, self.override)
+
+
+@dataclass(frozen=True)
+class ScenarioWarning:
+    """A value a run accepts but that makes it mean less than it seems (a
+    link that carries less than one frame in the run, a sample interval
+    longer than the run; the core's ``ScenarioWarning``). ``str(w)`` is one
+    line, ``"<source>: <field path>: warning: <message>"``; the attributes
+    are those of ``ScenarioError``."""
+
+    source: str
+    path: str
+    message: str
+    override: str | None = None
+
+    def __str__(self) -> str:
+        return _line(self.source, self.path, f"warning: {self.message}", self.override)
+
+
+def _line(source: str, path: str, message: str, override: str | None) -> str:
+    parts = [source]
+    if path:
+        parts.append(clip(path, 200))
+    msg = clip(message, 600)
+    if override:
+        msg += f" (set by {clip(override, 200)})"
+    parts.append(msg)
+    return " ".join(": ".join(parts).split())  # one line, whatever the core or the user wrote
 
 
 def clip(text: str, limit: int) -> str:
@@ -125,11 +147,60 @@ def parse_value(text: str) -> Any:
 _LONG_DIGITS = re.compile(r"\d[\d_]{600,}")
 
 
+#: A part of a dotted key: bare, or a basic or literal string on one line.
+_PART = r"""(?:[A-Za-z0-9_-]++|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|'[^'\n]*+')"""
+
+#: A document read up to a dotted key of more than ``MAX_DEPTH`` parts
+#: (its first dot), or to its end: one match, in C. Strings and comments
+#: are read whole, so dots in them are never a key's; outside them only a
+#: key chains parts with dots (a float or a time has one at most), so a run
+#: of dots is read whole when it is short enough, and the match stops at
+#: the first dot of a longer one: at a line's start, in a ``[table]`` or
+#: ``[[array]]`` header and in an inline table alike. Multi-line strings
+#: come before one-line ones (their quotes open an empty string), and their
+#: closing run of quotes may hold one or two of their own. Where the match
+#: stops at anything else (an unterminated string), tomllib has the say.
+_UP_TO_LONG_KEY = re.compile(
+    r"(?:[^\"'#.]++"
+    r'|"""(?:[^"\\]++|\\[\s\S]|"{1,2}+(?!"))*+"{3,5}+'
+    r"|'''(?:[^']++|'{1,2}+(?!'))*+'{3,5}+"
+    r'|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+    r"|'[^'\n]*+'"
+    r"|#[^\n]*+"
+    rf"|\.[ \t]*+{_PART}(?:[ \t]*+\.[ \t]*+{_PART}){{0,{MAX_DEPTH - 2}}}+(?![ \t]*+\.[ \t]*+{_PART})"
+    rf"|\.(?![ \t]*+{_PART})"
+    r")*+"
+)
+_PARTS = re.compile(rf"[ \t]*+\.[ \t]*+{_PART}")
+
+
+def _check_key_depth(text: str) -> None:
+    """Refuse a dotted key of more than ``MAX_DEPTH`` parts before
+    ``tomllib`` reads it: the tables it stands for would be too deep anyway
+    (``scenario._check_values``), and tomllib takes time and memory
+    quadratic in its parts to build them (issue 39: 50,000 parts in 100 kB
+    took 40 s and 9.8 GB). A text of fewer dots than that has none; a
+    1 MiB one takes 1-16 ms here where tomllib takes 5-2,000 (74 ms for a
+    megabyte of dots, which tomllib refuses at once)."""
+    if text.count(".") < MAX_DEPTH:
+        return
+    stop = _UP_TO_LONG_KEY.match(text)
+    end = stop.end() if stop else 0
+    if end < len(text) and text[end] == ".":
+        line = text.count("\n", 0, end) + 1
+        dots = 0
+        while m := _PARTS.match(text, end):
+            dots, end = dots + 1, m.end()
+        raise ValueError(f"{TOO_DEEP} (a dotted key of {dots + 1:,} parts, line {line})")
+
+
 def loads_toml(text: str) -> dict[str, Any]:
     """``tomllib.loads`` without its crashes on hostile input: an integer too
     long for Python to read is read as 2**64 (which ``_check_values`` refuses,
-    naming the field), and a document too deep for the parser's recursion
-    raises ``ValueError``."""
+    naming the field), and a document too deep for the parser's recursion,
+    or with a dotted key of more than ``MAX_DEPTH`` parts, raises
+    ``ValueError``."""
+    _check_key_depth(text)
     try:
         try:
             return tomllib.loads(text)

@@ -26,6 +26,7 @@ from .keys import (
     TOO_DEEP,
     Override,
     ScenarioError,
+    ScenarioWarning,
     Segment,
     apply_override,
     format_path,
@@ -48,6 +49,7 @@ __all__ = [
     "Override",
     "Scenario",
     "ScenarioError",
+    "ScenarioWarning",
     "apply_override",
     "format_path",
     "keyword_override",
@@ -123,7 +125,9 @@ class Scenario:
     its canonical JSON, which names the run directory. ``sweep`` and
     ``expect`` are the Python-side tables ``[sweep]`` and ``[[expect]]`` as
     written (``None`` when absent); they are not part of ``raw`` and do not
-    change the hash.
+    change the hash. ``warnings``: the values the core accepted that make the
+    run mean less than it seems (``ScenarioWarning``, one line each), which
+    the command line prints before it runs; they change nothing.
     """
 
     source: str
@@ -136,6 +140,7 @@ class Scenario:
     #: ``backend = "sim" | "linux"`` as the file says (None when it does not);
     #: kept in ``raw`` but not part of the normalized scenario or its hash.
     backend: str | None = None
+    warnings: tuple[ScenarioWarning, ...] = field(default=(), compare=False)
 
     @property
     def document(self) -> dict[str, Any]:
@@ -210,7 +215,7 @@ class Scenario:
         core_doc = {k: v for k, v in raw.items() if k != "backend"}
         _read_traces(core_doc, source, ovs)
         try:
-            core_json = _core.normalize(json.dumps(core_doc))
+            core_json, core_warnings = _core.normalize(json.dumps(core_doc))
         except _core.ScenarioError as e:
             path = e.path
             if not path and "" in core_doc:  # a top-level key "": the core's path is empty
@@ -232,6 +237,10 @@ class Scenario:
                 blamed.origin if blamed else None,
             )
         _check_controllers(normalized, source, ovs)
+        warnings = []
+        for path, message in core_warnings:
+            blamed = _blame(path, ovs)
+            warnings.append(ScenarioWarning(source, path, message, blamed.origin if blamed else None))
         digest = hashlib.sha256(_canonical(normalized).encode()).hexdigest()
         return cls(
             source=source,
@@ -242,6 +251,7 @@ class Scenario:
             sweep=sweep,
             expect=expect,
             backend=backend,
+            warnings=tuple(warnings),
         )
 
 

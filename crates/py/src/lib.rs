@@ -42,11 +42,15 @@ fn scenario_error(py: Python<'_>, e: &scenario::ScenarioError) -> PyErr {
 }
 
 /// Validate and normalize a scenario given as JSON (the TOML file as
-/// `tomllib` loads it); returns the normalized scenario as JSON.
+/// `tomllib` loads it); returns the normalized scenario as JSON and its
+/// warnings, `(path, message)` pairs (`scenario::ScenarioWarning`).
 #[pyfunction]
-fn normalize(py: Python<'_>, input_json: &str) -> PyResult<String> {
-    scenario::normalize_json(input_json)
-        .map(|s| s.to_json())
+fn normalize(py: Python<'_>, input_json: &str) -> PyResult<(String, Vec<(String, String)>)> {
+    scenario::normalize_json_with_warnings(input_json)
+        .map(|(s, warnings)| {
+            let pairs = warnings.into_iter().map(|w| (w.path, w.message));
+            (s.to_json(), pairs.collect())
+        })
         .map_err(|e| scenario_error(py, &e))
 }
 

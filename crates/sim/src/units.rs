@@ -412,6 +412,9 @@ pub enum SizeSpec {
     Bdp(f64),
 }
 
+/// The largest size in bytes a scenario may give (it fits in 64 bits).
+pub const MAX_SIZE_BYTES: f64 = 1.0e18;
+
 /// Parse a size ("1.5MB", "64KiB", "100pkt", "0.1BDP", "2500000B").
 pub fn parse_size(s: &str) -> Result<SizeSpec, String> {
     let (v, unit) =
@@ -421,7 +424,7 @@ pub fn parse_size(s: &str) -> Result<SizeSpec, String> {
     }
     let bytes = |k: f64| -> Result<SizeSpec, String> {
         let b = v * k;
-        if b >= 1.0e18 {
+        if b >= MAX_SIZE_BYTES {
             return Err(format!("{s:?} is too large"));
         }
         Ok(SizeSpec::Bytes(b.round() as u64))

@@ -153,9 +153,40 @@ fn delivery(
 }
 
 impl LossConfig {
-    /// Check every probability lies in [0, 1]; the message names it.
+    /// Check every probability lies in [0, 1], and that some packets get
+    /// through: a process that loses every one leaves a run nothing to
+    /// measure (issue 39). The message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
-        self.build().map(|_| ())
+        let model = self.build()?;
+        if !model.loses_every_packet() {
+            return Ok(());
+        }
+        Err(match self {
+            LossConfig::Bernoulli { p } => format!(
+                "p: {} loses every packet, so nothing would arrive and the run could measure nothing; expected less than 100%",
+                shown(p)
+            ),
+            _ => "loses every packet (the good state loses all, k = 0, and so does the bad state, h = 0, or p = 0 never leaves the good one), so nothing would arrive and the run could measure nothing; expected k > 0, or p > 0 and h > 0"
+                .into(),
+        })
+    }
+
+    /// What makes an accepted loss process mean other than it seems (issue
+    /// 39), for a warning: a Gilbert-Elliott chain that enters its bad state
+    /// (p > 0) but never leaves it (r = 0) loses the bad state's share of
+    /// every packet from then on.
+    pub fn warning(&self) -> Option<String> {
+        let LossModel::GilbertElliott(g) = self.build().ok()? else {
+            return None;
+        };
+        if g.p_t == 0 || g.r_t != 0 {
+            return None;
+        }
+        Some(format!(
+            "r = 0: once in the bad state (after about {} packets, 1/p) the chain never leaves it, so from then on {}% of packets are lost; expected r > 0",
+            (1.0 / g.p).round(),
+            ((1.0 - g.h) * 100.0 * 1e6).round() / 1e6
+        ))
     }
 
     pub fn build(&self) -> Result<LossModel, String> {
@@ -190,6 +221,14 @@ impl LossConfig {
                 })
             }
         })
+    }
+}
+
+/// A probability as the scenario wrote it, for a message.
+fn shown(f: &FractionSpec) -> String {
+    match f {
+        FractionSpec::Number(v) => v.to_string(),
+        FractionSpec::Text(s) => format!("{s:?}"),
     }
 }
 
@@ -241,6 +280,17 @@ impl LossModel {
                     rng.next_u32() > g.h_t
                 }
             }
+        }
+    }
+
+    /// Whether every packet is lost, as the thresholds decide (`lost`; a
+    /// probability within 2^-33 of one rounds to the threshold of 100%, and
+    /// a Gilbert-Elliott state at 100% lets one packet in 2^32 through).
+    pub fn loses_every_packet(&self) -> bool {
+        match self {
+            LossModel::None => false,
+            LossModel::Bernoulli { threshold, .. } => *threshold == u32::MAX,
+            LossModel::GilbertElliott(g) => g.loss_good_t == u32::MAX && (g.p_t == 0 || g.h_t == 0),
         }
     }
 

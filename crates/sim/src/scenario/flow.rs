@@ -4,12 +4,13 @@
 use super::raw::{RawFlow, RawPath, UnitStr};
 use super::topology::LinkNames;
 use super::{
-    duration_at, err, positive_duration_at, positive_rate_at, After, FlowSpec, Pacing, PacingMode,
-    ScenarioError, MAX_FLOWS,
+    check_step, duration_at, err, positive_duration_at, positive_rate_at, scaled_bytes,
+    warn_long_jitter, warn_slow_rate, After, FlowSpec, Pacing, PacingMode, ScenarioError, Warnings,
+    MAX_FLOWS,
 };
 use crate::cc::CcConfig;
 use crate::net::impair::{JitterConfig, LossConfig};
-use crate::packet::DEFAULT_MSS;
+use crate::packet::{DEFAULT_MSS, IP_TCP_TS_HEADER, LINK_FRAMING};
 use crate::units::{self, Bytes, Dur, Rate, SizeSpec, Time};
 
 /// Default access-link rate: fast enough that sender bursts stay bursts.
@@ -33,6 +34,7 @@ pub(super) fn expand_flow(
     net: &LinkNames,
     duration: Dur,
     out: &mut Vec<FlowSpec>,
+    warn: &mut Warnings,
 ) -> Result<(), ScenarioError> {
     let at = |field: &str| format!("flows[{g}].{field}");
     let route = net.route(&at("route"), rf.route.as_deref())?;
@@ -114,6 +116,11 @@ pub(super) fn expand_flow(
         (None, Some(r)) => positive_rate_at("path.access_rate", r)?,
         (None, None) => DEFAULT_ACCESS_RATE,
     };
+    let access_at = if rf.access_rate.is_none() && path.access_rate.is_some() {
+        "path.access_rate".to_string()
+    } else {
+        at("access_rate")
+    };
     let start = match &rf.start {
         Some(s) => duration_at(&at("start"), s)?,
         None => Dur::ZERO,
@@ -129,12 +136,16 @@ pub(super) fn expand_flow(
         return err(at("mss"), format!("{mss} is outside 88..65000 bytes"));
     }
     let mss = mss as u32;
+    let frame = (mss + IP_TCP_TS_HEADER + LINK_FRAMING) as u64;
+    warn_slow_rate(&access_at, access_rate, frame, duration, warn);
     let size = match &rf.size {
         None => None,
         Some(s) => match units::parse_size(&s.0).or_else(|m| err(at("size"), m))? {
             SizeSpec::Bytes(0) => return err(at("size"), "must be greater than zero"),
             SizeSpec::Bytes(b) => Some(b),
-            SizeSpec::Packets(p) if p >= 1.0 => Some((p * mss as f64).round() as u64),
+            SizeSpec::Packets(p) if p >= 1.0 => {
+                Some(scaled_bytes(&at("size"), &s.0, p, mss as u64)?)
+            }
             _ => {
                 return err(
                     at("size"),
@@ -147,7 +158,9 @@ pub(super) fn expand_flow(
         None => None,
         Some(s) => match units::parse_size(&s.0).or_else(|m| err(at("rwnd"), m))? {
             SizeSpec::Bytes(b) if b >= mss as u64 => Some(b),
-            SizeSpec::Packets(p) if p >= 1.0 => Some((p * mss as f64).round() as u64),
+            SizeSpec::Packets(p) if p >= 1.0 => {
+                Some(scaled_bytes(&at("rwnd"), &s.0, p, mss as u64)?)
+            }
             SizeSpec::Bdp(_) => return err(
                 at("rwnd"),
                 "a receive window is given in bytes or packets (BDP multiples apply to the buffer)",
@@ -207,7 +220,20 @@ pub(super) fn expand_flow(
     let size = if chunks.is_empty() {
         size
     } else {
-        Some(chunks.iter().map(|c| c.1 .0).sum())
+        // Each chunk is below the size limit; their sum may not be (it
+        // wrapped past the 64-bit limit).
+        let total: u128 = chunks.iter().map(|c| c.1 .0 as u128).sum();
+        if total as f64 >= units::MAX_SIZE_BYTES {
+            return err(
+                at("chunks"),
+                format!(
+                    "the chunks add up to {:.3e} bytes: too large (at most {:.0e})",
+                    total as f64,
+                    units::MAX_SIZE_BYTES
+                ),
+            );
+        }
+        Some(total as u64)
     };
     let repeat = match &rf.repeat {
         None => None,
@@ -233,6 +259,9 @@ pub(super) fn expand_flow(
         }
     };
     let pacing = parse_pacing(&at("pacing"), rf.pacing.as_ref())?;
+    if let Some(r) = pacing.max_rate {
+        warn_slow_rate(&at("pacing.max_rate"), r, frame, duration, warn);
+    }
     let init_cwnd = rf.init_cwnd.unwrap_or(DEFAULT_INIT_CWND as i64);
     if !(1..=10_000).contains(&init_cwnd) {
         return err(
@@ -243,30 +272,36 @@ pub(super) fn expand_flow(
     let pick = |own: &Option<LossConfig>,
                 dflt: &Option<LossConfig>,
                 field: &str|
-     -> Result<LossConfig, ScenarioError> {
+     -> Result<(LossConfig, String), ScenarioError> {
         let (l, p) = match (own, dflt) {
             (Some(l), _) => (l.clone(), at(field)),
             (None, Some(l)) => (l.clone(), format!("path.{field}")),
-            (None, None) => return Ok(LossConfig::None),
+            (None, None) => return Ok((LossConfig::None, String::new())),
         };
         l.validate().map_err(|m| ScenarioError {
-            path: p,
+            path: p.clone(),
             message: m,
         })?;
-        Ok(l)
+        Ok((l, p))
     };
-    let loss = pick(&rf.loss, &path.loss, "loss")?;
-    let ack_loss = pick(&rf.ack_loss, &path.ack_loss, "ack_loss")?;
-    let pick_jitter = |own: &Option<JitterConfig>, dflt: &Option<JitterConfig>, field: &str| {
+    let (loss, loss_at) = pick(&rf.loss, &path.loss, "loss")?;
+    let (ack_loss, ack_loss_at) = pick(&rf.ack_loss, &path.ack_loss, "ack_loss")?;
+    for (l, p) in [(&loss, loss_at), (&ack_loss, ack_loss_at)] {
+        if let Some(w) = l.warning() {
+            warn.add(p, w);
+        }
+    }
+    let mut pick_jitter = |own: &Option<JitterConfig>, dflt: &Option<JitterConfig>, field: &str| {
         let (j, p) = match (own, dflt) {
             (Some(j), _) => (j.clone(), at(field)),
             (None, Some(j)) => (j.clone(), format!("path.{field}")),
             (None, None) => return Ok(None),
         };
         j.validate().map_err(|m| ScenarioError {
-            path: p,
+            path: p.clone(),
             message: m,
         })?;
+        warn_long_jitter(&p, &j, duration, warn)?;
         Ok(Some(j))
     };
     let jitter = pick_jitter(&rf.jitter, &path.jitter, "jitter")?;
@@ -294,14 +329,9 @@ pub(super) fn expand_flow(
     for (k, (t, r)) in rf.rtt_schedule.iter().flatten().enumerate() {
         let t = duration_at(&format!("flows[{g}].rtt_schedule[{k}][0]"), t)?;
         let r = positive_duration_at(&format!("flows[{g}].rtt_schedule[{k}][1]"), r)?;
-        if rtt_schedule
-            .last()
-            .is_some_and(|&(prev, _)| Time(t.0) < prev)
-        {
-            return err(
-                format!("flows[{g}].rtt_schedule[{k}][0]"),
-                "times must not decrease",
-            );
+        if let Some(&(prev, _)) = rtt_schedule.last() {
+            let at = format!("flows[{g}].rtt_schedule[{k}][0]");
+            check_step(&at, Time(t.0), prev, "RTT")?;
         }
         rtt_schedule.push((Time(t.0), r));
     }

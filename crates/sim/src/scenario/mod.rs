@@ -106,6 +106,124 @@ impl ScenarioError {
     }
 }
 
+/// A value a scenario may give but that makes its run mean less than it
+/// seems (issue 39): a link that carries less than one frame in the run, a
+/// loss chain that never leaves its bad state, a sample interval longer
+/// than the run. `normalize_with_warnings` returns them beside the
+/// normalized scenario, which they never change; the command line prints
+/// each as `FILE: PATH: warning: MESSAGE`. What no run could mean anything
+/// with (every packet lost, a size past the 64-bit limit, two schedule
+/// steps at one instant) is a `ScenarioError` instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioWarning {
+    pub path: String,
+    pub message: String,
+}
+
+/// The warnings of one normalization, in the order found, each once (a
+/// `[path]` default or a `[topology]` link is read once per flow or hop).
+#[derive(Default)]
+pub(crate) struct Warnings(Vec<ScenarioWarning>);
+
+impl Warnings {
+    pub(crate) fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        // As short and clean as an error's line.
+        let e = ScenarioError {
+            path: path.into(),
+            message: message.into(),
+        }
+        .tidy();
+        let w = ScenarioWarning {
+            path: e.path,
+            message: e.message,
+        };
+        if !self.0.contains(&w) {
+            self.0.push(w);
+        }
+    }
+}
+
+/// The largest size a scenario may give, in bytes (as `units::parse_size`
+/// takes them): a size computed from packets or BDP multiples beyond it is
+/// refused, not capped at the 64-bit limit by a float's cast (issue 39:
+/// `buffer = "1e30BDP"` became 18446744073709551615 bytes without a word).
+fn scaled_bytes(path: &str, written: &str, k: f64, unit: u64) -> Result<u64, ScenarioError> {
+    let b = k * unit as f64;
+    if b.is_nan() || b >= units::MAX_SIZE_BYTES {
+        return err(
+            path,
+            format!(
+                "{written:?} is {b:.3e} bytes: too large (at most {:.0e})",
+                units::MAX_SIZE_BYTES
+            ),
+        );
+    }
+    Ok(b.round() as u64)
+}
+
+/// A schedule's step at `t` after one at `prev`: times must increase, and
+/// two steps at one instant are refused as ambiguous (issue 39: which
+/// `what` holds from then on?).
+fn check_step(path: &str, t: Time, prev: Time, what: &str) -> Result<(), ScenarioError> {
+    if t > prev {
+        return Ok(());
+    }
+    let t = Dur(t.0);
+    let message = if t == Dur(prev.0) {
+        format!("two steps at {t}: which {what} holds from then on is ambiguous; expected times that increase")
+    } else {
+        format!(
+            "{t} is earlier than the step before it ({}); expected times that increase",
+            Dur(prev.0)
+        )
+    };
+    err(path, message)
+}
+
+/// Warn when jitter `j` (at `path`) can hold a packet longer than the run.
+fn warn_long_jitter(
+    path: &str,
+    j: &JitterConfig,
+    duration: Dur,
+    warn: &mut Warnings,
+) -> Result<(), ScenarioError> {
+    let max = units::parse_duration(&j.max).or_else(|m| err(path, format!("max: {m}")))?;
+    if max > duration {
+        warn.add(
+            format!("{path}.max"),
+            format!(
+                "{} is longer than the run ({duration}): a packet held that long arrives after the run ends; expected at most the run's duration",
+                units::format_duration(max)
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Warn when a rate (at `path`) carries less than one `frame` in the run:
+/// a sender's or a policer's, whose link gets next to nothing through.
+fn warn_slow_rate(path: &str, rate: Rate, frame: u64, duration: Dur, warn: &mut Warnings) {
+    if rate.bytes_in(duration).0 < frame {
+        warn.add(
+            path,
+            format!(
+                "{} carries less than one frame ({frame} bytes) in the run's {duration}: next to nothing gets through; expected at least {}",
+                units::format_rate(rate),
+                units::format_rate(one_frame_rate(frame, duration))
+            ),
+        );
+    }
+}
+
+/// The smallest rate that carries `frame` bytes in `duration` (rounded up).
+fn one_frame_rate(frame: u64, duration: Dur) -> Rate {
+    let bits = frame as u128 * 8 * units::NS_PER_S as u128;
+    Rate(
+        bits.div_ceil(duration.0.max(1) as u128)
+            .min(u64::MAX as u128) as u64,
+    )
+}
+
 fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
     Err(ScenarioError {
         path: path.into(),
@@ -601,6 +719,13 @@ fn model_v1() -> u32 {
 
 /// Normalize a scenario given as JSON (the TOML file as a dict).
 pub fn normalize_json(input: &str) -> Result<Scenario, ScenarioError> {
+    normalize_json_with_warnings(input).map(|(sc, _)| sc)
+}
+
+/// `normalize_json`, and the warnings of the scenario (`ScenarioWarning`).
+pub fn normalize_json_with_warnings(
+    input: &str,
+) -> Result<(Scenario, Vec<ScenarioWarning>), ScenarioError> {
     let raw: RawScenario =
         serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(input))
             .map_err(|e| {
@@ -611,7 +736,7 @@ pub fn normalize_json(input: &str) -> Result<Scenario, ScenarioError> {
                 }
             })
             .map_err(ScenarioError::tidy)?;
-    normalize(raw).map_err(ScenarioError::tidy)
+    normalize_with_warnings(raw).map_err(ScenarioError::tidy)
 }
 
 fn duration_at(path: &str, v: &UnitStr) -> Result<Dur, ScenarioError> {
@@ -636,7 +761,15 @@ fn positive_rate_at(path: &str, v: &UnitStr) -> Result<Rate, ScenarioError> {
 
 const DEFAULT_SAMPLE_INTERVAL: Dur = Dur::from_ms(100);
 
-pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
+pub fn normalize(raw: RawScenario) -> Result<Scenario, ScenarioError> {
+    normalize_with_warnings(raw).map(|(sc, _)| sc)
+}
+
+/// `normalize`, and the warnings of the scenario (`ScenarioWarning`).
+pub fn normalize_with_warnings(
+    mut raw: RawScenario,
+) -> Result<(Scenario, Vec<ScenarioWarning>), ScenarioError> {
+    let mut warn = Warnings::default();
     // `[topology]` is a shorthand: the links it stands for, their errors
     // named `topology.<field>`.
     let topology = expand_topology(&mut raw)?;
@@ -695,7 +828,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let net = LinkNames::read(raw.links.as_deref())?;
     let mut flows = Vec::new();
     for (g, rf) in raw_flows.iter().enumerate() {
-        expand_flow(g, rf, &path, &net, duration, &mut flows)?;
+        expand_flow(g, rf, &path, &net, duration, &mut flows, &mut warn)?;
     }
 
     let mtu_wire = largest_frame(&flows);
@@ -704,7 +837,14 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
             let rtts: Vec<u64> = flows.iter().map(|f| f.rtt.0).collect();
             let rb = raw.bottleneck.unwrap_or_default();
             (
-                Some(normalize_queue("bottleneck", &rb, &rtts, mtu_wire)?),
+                Some(normalize_queue(
+                    "bottleneck",
+                    &rb,
+                    &rtts,
+                    mtu_wire,
+                    duration,
+                    &mut warn,
+                )?),
                 vec![],
             )
         }
@@ -732,7 +872,8 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
                 } else {
                     format!("links[{k}]")
                 };
-                let spec = normalize_queue(&prefix, &rl.queue, &rtts, mtu_wire)?;
+                let spec =
+                    normalize_queue(&prefix, &rl.queue, &rtts, mtu_wire, duration, &mut warn)?;
                 links.push(LinkSpec {
                     name: net.names[k].clone(),
                     delay: net.delays[k],
@@ -747,6 +888,16 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
         Some(i) => positive_duration_at("sample.interval", &i)?,
         None => DEFAULT_SAMPLE_INTERVAL,
     };
+    if sample_interval > duration {
+        // The first sample falls after the end (`world`: at one interval).
+        warn.add(
+            "sample.interval",
+            format!(
+                "{} is longer than the run ({duration}): no sample is taken, so the samples and queue tables are empty; expected at most the run's duration",
+                units::format_duration(sample_interval)
+            ),
+        );
+    }
     let hosts = hosts::normalize(raw.hosts.unwrap_or_default())?;
 
     let link_names: Vec<&str> = match &bottleneck {
@@ -758,7 +909,7 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
         Some(rc) => Some(normalize_capture(rc, &link_names, flows.len())?),
     };
 
-    Ok(Scenario {
+    let scenario = Scenario {
         model: MODEL_VERSION,
         name,
         description: raw.description.unwrap_or_default(),
@@ -770,5 +921,6 @@ pub fn normalize(mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
         sample_interval,
         hosts,
         capture,
-    })
+    };
+    Ok((scenario, warn.0))
 }

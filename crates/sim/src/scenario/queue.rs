@@ -2,7 +2,10 @@
 //! rate, buffer, queue discipline and its parameters, impairments.
 
 use super::raw::{RawBottleneck, UnitStr};
-use super::{duration_at, err, positive_rate_at, BottleneckSpec, ScenarioError};
+use super::{
+    check_step, duration_at, err, one_frame_rate, positive_rate_at, scaled_bytes, warn_long_jitter,
+    warn_slow_rate, BottleneckSpec, ScenarioError, Warnings,
+};
 use crate::net::impair::LossConfig;
 use crate::net::police::PolicerSpec;
 use crate::qdisc::{Limit, QdiscConfig, QdiscEnv};
@@ -11,13 +14,15 @@ use crate::units::{self, Bytes, Dur, Rate, SizeSpec, Time};
 /// Normalize one queueing link (`[bottleneck]`, or `[[links]]` entry
 /// `prefix`): rate, buffer (BDP multiples of the rate and `bdp_rtt`, by
 /// default the smallest of `rtts`, the base RTTs of the flows that cross
-/// it), queue discipline, burst and rate schedule. Errors name
-/// `<prefix>.<field>`.
+/// it), queue discipline, burst and rate schedule. Errors and warnings
+/// (over a run of `duration`) name `<prefix>.<field>`.
 pub(super) fn normalize_queue(
     prefix: &str,
     rb: &RawBottleneck,
     rtts: &[u64],
     mtu_wire: u32,
+    duration: Dur,
+    warn: &mut Warnings,
 ) -> Result<BottleneckSpec, ScenarioError> {
     let at = |field: &str| format!("{prefix}.{field}");
     let trace = match &rb.trace {
@@ -61,9 +66,46 @@ pub(super) fn normalize_queue(
             message: format!("{m}, or \"min\" or \"max\""),
         })?,
     };
+    // rate x RTT in 128 bits: a product past the 64-bit limit is refused,
+    // not wrapped (`units::bdp` truncates).
+    let bdp_wide = rate.0 as u128 * bdp_rtt.0 as u128 / (8 * units::NS_PER_S as u128);
+    if bdp_wide as f64 >= units::MAX_SIZE_BYTES {
+        return err(
+            at("bdp_rtt"),
+            format!(
+                "the BDP, {} x {bdp_rtt}, is {:.3e} bytes: too large (at most {:.0e}); expected a shorter RTT",
+                units::format_rate(rate),
+                bdp_wide as f64,
+                units::MAX_SIZE_BYTES
+            ),
+        );
+    }
     let bdp = units::bdp(rate, bdp_rtt);
     let buffer_str = rb.buffer.clone().unwrap_or(UnitStr("1BDP".into()));
     let limit = resolve_buffer(&at("buffer"), &buffer_str.0, bdp, mtu_wire)?;
+    let of_bdp = |s: Option<&UnitStr>| {
+        s.is_some_and(|s| matches!(units::parse_size(&s.0), Ok(SizeSpec::Bdp(_))))
+    };
+    if bdp.0 == 0 && (of_bdp(Some(&buffer_str)) || of_bdp(rb.burst.as_ref())) {
+        // Only a written duration can be zero: a flow's base RTT is not.
+        warn.add(
+            at("bdp_rtt"),
+            format!(
+                "{:?} makes the BDP 0 bytes, so a BDP multiple is one packet ({mtu_wire} bytes); expected the RTT the BDP is of, or \"min\"",
+                rb.bdp_rtt.as_ref().map_or("", |s| s.0.as_str())
+            ),
+        );
+    } else if let Ok(SizeSpec::Bdp(k)) = units::parse_size(&buffer_str.0) {
+        if k * (bdp.0 as f64) < mtu_wire as f64 {
+            warn.add(
+                at("buffer"),
+                format!(
+                    "{:?} of a {}-byte BDP is less than one packet: the queue holds one ({mtu_wire} bytes)",
+                    buffer_str.0, bdp.0
+                ),
+            );
+        }
+    }
     let overhead_bytes = match &rb.overhead {
         None => 0,
         Some(o) => match units::parse_size(&o.0).or_else(|m| err(at("overhead"), m))? {
@@ -82,8 +124,8 @@ pub(super) fn normalize_queue(
         None => frame,
         Some(b) => match units::parse_size(&b.0).or_else(|m| err(at("burst"), m))? {
             SizeSpec::Bytes(n) => n,
-            SizeSpec::Packets(p) => (p * mtu_wire as f64).round() as u64,
-            SizeSpec::Bdp(k) => (k * bdp.0 as f64).round() as u64,
+            SizeSpec::Packets(p) => scaled_bytes(&at("burst"), &b.0, p, mtu_wire as u64)?,
+            SizeSpec::Bdp(k) => scaled_bytes(&at("burst"), &b.0, k, bdp.0)?,
         },
     };
     if burst_bytes < frame {
@@ -106,11 +148,15 @@ pub(super) fn normalize_queue(
         path: at("loss"),
         message: m,
     })?;
+    if let Some(w) = loss.warning() {
+        warn.add(at("loss"), w);
+    }
     if let Some(j) = &rb.jitter {
         j.validate().map_err(|m| ScenarioError {
             path: at("jitter"),
             message: m,
         })?;
+        warn_long_jitter(&at("jitter"), j, duration, warn)?;
     }
     let jitter = rb.jitter.clone();
     let policer = match &rb.policer {
@@ -123,7 +169,9 @@ pub(super) fn normalize_queue(
                 Some(b) => {
                     match units::parse_size(&b.0).or_else(|m| err(at("policer.burst"), m))? {
                         SizeSpec::Bytes(n) => n,
-                        SizeSpec::Packets(k) => (k * mtu_wire as f64).round() as u64,
+                        SizeSpec::Packets(k) => {
+                            scaled_bytes(&at("policer.burst"), &b.0, k, mtu_wire as u64)?
+                        }
                         SizeSpec::Bdp(_) => {
                             return err(
                                 at("policer.burst"),
@@ -141,6 +189,7 @@ pub(super) fn normalize_queue(
                     ),
                 );
             }
+            warn_slow_rate(&at("policer.rate"), rate, mtu_wire as u64, duration, warn);
             Some(PolicerSpec {
                 rate,
                 burst: Bytes(burst),
@@ -190,14 +239,13 @@ pub(super) fn normalize_queue(
     for (k, (t, r)) in rb.rate_schedule.iter().flatten().enumerate() {
         let t = duration_at(&at(&format!("rate_schedule[{k}][0]")), t)?;
         let r = positive_rate_at(&at(&format!("rate_schedule[{k}][1]")), r)?;
-        if rate_schedule
-            .last()
-            .is_some_and(|&(prev, _)| Time(t.0) < prev)
-        {
-            return err(
-                at(&format!("rate_schedule[{k}][0]")),
-                "times must not decrease",
-            );
+        if let Some(&(prev, _)) = rate_schedule.last() {
+            check_step(
+                &at(&format!("rate_schedule[{k}][0]")),
+                Time(t.0),
+                prev,
+                "rate",
+            )?;
         }
         rate_schedule.push((Time(t.0), r));
     }
@@ -222,7 +270,7 @@ pub(super) fn normalize_queue(
         );
     }
 
-    Ok(BottleneckSpec {
+    let spec = BottleneckSpec {
         rate,
         buffer: buffer_str.0,
         limit,
@@ -237,7 +285,25 @@ pub(super) fn normalize_queue(
         overhead: Bytes(overhead_bytes),
         loss,
         jitter,
-    })
+    };
+    // A link that cannot send one frame in the run: what its bucket holds
+    // at the start is all that crosses it (a trace link is left to its trace).
+    if spec.trace.is_none() && spec.capacity_bits(0, duration.0) < (frame * 8) as f64 {
+        let (field, what) = if spec.rate_schedule.is_empty() {
+            ("rate", units::format_rate(rate))
+        } else {
+            let r = units::format_rate(rate);
+            ("rate_schedule", format!("{r} with its schedule"))
+        };
+        warn.add(
+            at(field),
+            format!(
+                "{what} carries less than one frame ({frame} bytes) in the run's {duration}: beyond the {burst_bytes} bytes its bucket starts with nothing crosses this link; expected at least {}",
+                units::format_rate(one_frame_rate(frame, duration))
+            ),
+        );
+    }
+    Ok(spec)
 }
 
 /// Resolve `buffer` to a queue limit. An explicit size below one packet is an
@@ -265,6 +331,13 @@ pub(super) fn resolve_buffer(
                     format!("{s:?}: a packet limit must be a whole number of at least 1"),
                 );
             }
+            if p > u32::MAX as f64 {
+                // Not capped by the cast (issue 39).
+                return err(
+                    path,
+                    format!("{s:?}: a packet limit is at most {} packets", u32::MAX),
+                );
+            }
             Ok(Limit::Packets(p as u32))
         }
         SizeSpec::Bdp(k) => {
@@ -272,7 +345,7 @@ pub(super) fn resolve_buffer(
                 return err(path, format!("{s:?} must be greater than zero"));
             }
             Ok(Limit::Bytes(
-                ((k * bdp.0 as f64).round() as u64).max(mtu_wire as u64),
+                scaled_bytes(path, s, k, bdp.0)?.max(mtu_wire as u64),
             ))
         }
     }

@@ -96,30 +96,97 @@ pub struct RawHosts {
     pub run_speed: Option<serde_json::Value>,
 }
 
-/// Unknown keys land in `qdisc_params` and are checked by `normalize`
-/// (serde cannot combine `flatten` with `deny_unknown_fields`).
-#[derive(Deserialize, Debug, Default, Clone)]
-pub struct RawBottleneck {
-    pub rate: Option<UnitStr>,
-    pub buffer: Option<UnitStr>,
-    pub bdp_rtt: Option<UnitStr>,
-    pub qdisc: Option<String>,
-    pub ecn: Option<bool>,
-    pub burst: Option<UnitStr>,
+/// Declares `RawBottleneck` with the fields of a queueing link, and the
+/// flat forms of `[[links]]` and `[topology]` that carry the same fields
+/// beside their own. A link's fields are written out in each struct rather
+/// than `#[serde(flatten)]`ed from `RawBottleneck`: serde reads a flattened
+/// struct from a buffer that `serde_path_to_error` cannot see into, so a
+/// wrong type in any of them was reported as `links[0]` or `topology`
+/// instead of `links[0].rate` (issue 39).
+macro_rules! queue_tables {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty,)*) => {
+        /// Unknown keys land in `qdisc_params` and are checked by `normalize`
+        /// (serde cannot combine `flatten` with `deny_unknown_fields`).
+        #[derive(Deserialize, Debug, Default, Clone)]
+        pub struct RawBottleneck {
+            $($(#[$doc])* pub $field: $ty,)*
+            /// `[bottleneck.<qdisc>]` parameter tables, checked against `qdisc`.
+            #[serde(flatten)]
+            pub qdisc_params: serde_json::Map<String, serde_json::Value>,
+        }
+
+        /// `RawLink` as written: its name and delay beside a link's fields.
+        #[derive(Deserialize)]
+        struct FlatLink {
+            name: Option<String>,
+            delay: Option<UnitStr>,
+            $($field: $ty,)*
+            #[serde(flatten)]
+            qdisc_params: serde_json::Map<String, serde_json::Value>,
+        }
+
+        impl From<FlatLink> for RawLink {
+            fn from(l: FlatLink) -> RawLink {
+                RawLink {
+                    name: l.name,
+                    delay: l.delay,
+                    queue: RawBottleneck {
+                        $($field: l.$field,)*
+                        qdisc_params: l.qdisc_params,
+                    },
+                }
+            }
+        }
+
+        /// `RawTopology` as written: its kind and hops beside a link's fields.
+        #[derive(Deserialize)]
+        struct FlatTopology {
+            kind: Option<String>,
+            hops: Option<i64>,
+            name: Option<String>,
+            delay: Option<UnitStr>,
+            $($field: $ty,)*
+            #[serde(flatten)]
+            qdisc_params: serde_json::Map<String, serde_json::Value>,
+        }
+
+        impl From<FlatTopology> for RawTopology {
+            fn from(t: FlatTopology) -> RawTopology {
+                RawTopology {
+                    kind: t.kind,
+                    hops: t.hops,
+                    link: RawLink {
+                        name: t.name,
+                        delay: t.delay,
+                        queue: RawBottleneck {
+                            $($field: t.$field,)*
+                            qdisc_params: t.qdisc_params,
+                        },
+                    },
+                }
+            }
+        }
+    };
+}
+
+queue_tables! {
+    rate: Option<UnitStr>,
+    buffer: Option<UnitStr>,
+    bdp_rtt: Option<UnitStr>,
+    qdisc: Option<String>,
+    ecn: Option<bool>,
+    burst: Option<UnitStr>,
     /// `[[time, rate], ...]`: the bottleneck rate changes at these times.
-    pub rate_schedule: Option<Vec<(UnitStr, UnitStr)>>,
+    rate_schedule: Option<Vec<(UnitStr, UnitStr)>>,
     /// A delivery-opportunity trace (Mahimahi's format) instead of `rate`.
-    pub trace: Option<RawTrace>,
+    trace: Option<RawTrace>,
     /// A token-bucket policer at the link's ingress.
-    pub policer: Option<RawPolicer>,
+    policer: Option<RawPolicer>,
     /// Link-layer framing per packet, bytes ("38B").
-    pub overhead: Option<UnitStr>,
+    overhead: Option<UnitStr>,
     /// Random loss and jitter after the link's queue (`[[links]]` only).
-    pub loss: Option<LossConfig>,
-    pub jitter: Option<JitterConfig>,
-    /// `[bottleneck.<qdisc>]` parameter tables, checked against `qdisc`.
-    #[serde(flatten)]
-    pub qdisc_params: serde_json::Map<String, serde_json::Value>,
+    loss: Option<LossConfig>,
+    jitter: Option<JitterConfig>,
 }
 
 /// `policer = { rate = "10Mbps", burst = "64KB" }`.
@@ -167,20 +234,20 @@ impl RawTrace {
 /// lot), and the fields of every link it makes (those of `[[links]]` but
 /// `name`).
 #[derive(Deserialize, Debug, Default)]
+#[serde(from = "FlatTopology")]
 pub struct RawTopology {
     pub kind: Option<String>,
     pub hops: Option<i64>,
-    #[serde(flatten)]
     pub link: RawLink,
 }
 
 /// One `[[links]]` entry: a queueing link (the fields of `[bottleneck]`)
 /// with a name and the propagation delay that follows it.
 #[derive(Deserialize, Debug, Default, Clone)]
+#[serde(from = "FlatLink")]
 pub struct RawLink {
     pub name: Option<String>,
     pub delay: Option<UnitStr>,
-    #[serde(flatten)]
     pub queue: RawBottleneck,
 }
 

@@ -351,3 +351,391 @@ fn pacing_accepts_a_mode_or_a_table() {
     );
     assert_eq!(s.flows[2].pacing.mode, PacingMode::None);
 }
+
+/// A link's fields as `[bottleneck]`, `[[links]]` and `[topology]` take
+/// them, each with a value of the wrong type and the path its error names
+/// (relative to the table).
+fn wrong_types() -> Vec<(&'static str, serde_json::Value, &'static str)> {
+    use serde_json::json;
+    vec![
+        ("rate", json!(0), "rate"),
+        ("buffer", json!(1), "buffer"),
+        ("bdp_rtt", json!(true), "bdp_rtt"),
+        ("qdisc", json!(1), "qdisc"),
+        ("ecn", json!("yes"), "ecn"),
+        ("burst", json!([]), "burst"),
+        ("rate_schedule", json!(5), "rate_schedule"),
+        (
+            "rate_schedule",
+            json!([[1, "5Mbps"]]),
+            "rate_schedule[0][0]",
+        ),
+        ("trace", json!(true), "trace"),
+        ("policer", json!(5), "policer"),
+        ("policer", json!({"rate": 5}), "policer.rate"),
+        ("overhead", json!(38), "overhead"),
+        ("loss", json!(true), "loss"),
+        ("jitter", json!("1ms"), "jitter"),
+        (
+            "jitter",
+            json!({"model": "slotted", "max": 1}),
+            "jitter.max",
+        ),
+    ]
+}
+
+#[test]
+fn a_wrong_type_in_a_link_names_the_field() {
+    // Issue 39: the fields of [[links]] and [topology] were read through
+    // serde's flatten, so their errors named only `links[0]` or `topology`.
+    use serde_json::json;
+    let link_only = [("name", json!(5), "name"), ("delay", json!(5), "delay")];
+    for (field, value, path) in wrong_types().into_iter().chain(link_only) {
+        let mut j = base();
+        j.as_object_mut().unwrap().remove("bottleneck");
+        let mut link = json!({"name": "a", "rate": "10Mbps"});
+        link[field] = value.clone();
+        j["links"] = json!([{"name": "z", "rate": "10Mbps"}, link]);
+        for f in j["flows"].as_array_mut().unwrap() {
+            f["route"] = json!(["z"]);
+        }
+        let e = error_of(j);
+        assert_eq!(e.path, format!("links[1].{path}"), "{field} = {value}: {e}");
+        let typed = ["invalid type", "data did not match"];
+        assert!(
+            typed.iter().any(|t| e.message.starts_with(t)),
+            "{field}: {e}"
+        );
+
+        let mut j = base();
+        j.as_object_mut().unwrap().remove("bottleneck");
+        let mut topo = json!({"kind": "parking_lot", "hops": 2, "rate": "10Mbps"});
+        topo[field] = value.clone();
+        j["topology"] = topo;
+        for f in j["flows"].as_array_mut().unwrap() {
+            f["route"] = json!(["hop1"]);
+        }
+        let e = error_of(j);
+        assert_eq!(e.path, format!("topology.{path}"), "{field} = {value}: {e}");
+    }
+    for (field, value, path) in wrong_types() {
+        let mut j = base();
+        j["bottleneck"][field] = value.clone();
+        let e = error_of(j);
+        assert_eq!(
+            e.path,
+            format!("bottleneck.{path}"),
+            "{field} = {value}: {e}"
+        );
+    }
+    // The same fields as the scenario's own: kind and hops of [topology].
+    let mut j = base();
+    j.as_object_mut().unwrap().remove("bottleneck");
+    j["topology"] = json!({"kind": "parking_lot", "hops": "3", "rate": "10Mbps"});
+    assert_eq!(error_of(j).path, "topology.hops");
+}
+
+/// `base()` with `patch` applied at dotted paths (`"bottleneck.buffer"`,
+/// `"flows.0.size"`; a number indexes a list).
+fn patched(patch: &[(&str, serde_json::Value)]) -> serde_json::Value {
+    let mut j = base();
+    for (at, v) in patch {
+        let mut node = &mut j;
+        for key in at.split('.') {
+            node = match key.parse::<usize>() {
+                Ok(i) => &mut node[i],
+                Err(_) => &mut node[key],
+            };
+        }
+        *node = v.clone();
+    }
+    j
+}
+
+fn warnings_of(j: &serde_json::Value) -> Vec<ScenarioWarning> {
+    normalize_json_with_warnings(&j.to_string())
+        .expect("accepted")
+        .1
+}
+
+#[test]
+fn a_run_that_cannot_mean_anything_is_refused() {
+    // Issue 39: each was accepted without a word.
+    use serde_json::json;
+    let network = |loss: serde_json::Value| {
+        let mut j = base();
+        j.as_object_mut().unwrap().remove("bottleneck");
+        j["links"] = json!([{"name": "a", "rate": "10Mbps", "loss": loss}]);
+        for f in j["flows"].as_array_mut().unwrap() {
+            f["route"] = json!(["a"]);
+        }
+        j
+    };
+    let ge = |t: serde_json::Value| {
+        let mut t = t;
+        t["model"] = "gilbert_elliott".into();
+        t
+    };
+    let cases: Vec<(&str, serde_json::Value, &str, &str)> = vec![
+        // Every packet lost: nothing to measure.
+        (
+            "data loss",
+            patched(&[("path.loss", json!("100%"))]),
+            "path.loss",
+            "loses every packet",
+        ),
+        (
+            "loss rounding to 100%",
+            patched(&[("path.loss", json!("99.99999999999%"))]),
+            "path.loss",
+            "loses every packet",
+        ),
+        (
+            "ACK loss",
+            patched(&[("flows.1.ack_loss", json!(1.0))]),
+            "flows[1].ack_loss",
+            "loses every packet",
+        ),
+        (
+            "link loss",
+            network(json!("100%")),
+            "links[0].loss",
+            "loses every packet",
+        ),
+        (
+            "GE both states",
+            patched(&[(
+                "path.loss",
+                ge(json!({"p": "5%", "r": "5%", "k": 0, "h": 0})),
+            )]),
+            "path.loss",
+            "loses every packet",
+        ),
+        (
+            "GE stuck in good",
+            patched(&[("path.loss", ge(json!({"p": 0, "loss_good": "100%"})))]),
+            "path.loss",
+            "loses every packet",
+        ),
+        // Sizes past the 64-bit limit, which a cast capped.
+        (
+            "BDP buffer",
+            patched(&[("bottleneck.buffer", json!("1e30BDP"))]),
+            "bottleneck.buffer",
+            "too large",
+        ),
+        (
+            "packet buffer",
+            patched(&[("bottleneck.buffer", json!("1e30pkt"))]),
+            "bottleneck.buffer",
+            "at most 4294967295 packets",
+        ),
+        (
+            "BDP burst",
+            patched(&[("bottleneck.burst", json!("1e30BDP"))]),
+            "bottleneck.burst",
+            "too large",
+        ),
+        (
+            "policer burst",
+            patched(&[(
+                "bottleneck.policer",
+                json!({"rate": "10Mbps", "burst": "1e30pkt"}),
+            )]),
+            "bottleneck.policer.burst",
+            "too large",
+        ),
+        (
+            "size in packets",
+            patched(&[("flows.0.size", json!("1e30pkt"))]),
+            "flows[0].size",
+            "too large",
+        ),
+        (
+            "rwnd in packets",
+            patched(&[("flows.0.rwnd", json!("1e30pkt"))]),
+            "flows[0].rwnd",
+            "too large",
+        ),
+        (
+            "chunks",
+            patched(&[("flows.1.chunks", json!([["0s", "9e17B"], ["1s", "9e17B"]]))]),
+            "flows[1].chunks",
+            "too large",
+        ),
+        (
+            "BDP",
+            patched(&[
+                ("bottleneck.rate", json!("999999Gbps")),
+                ("bottleneck.bdp_rtt", json!("1e9s")),
+            ]),
+            "bottleneck.bdp_rtt",
+            "too large",
+        ),
+        // Two steps at one instant: which holds?
+        (
+            "rate steps",
+            patched(&[(
+                "bottleneck.rate_schedule",
+                json!([["1s", "5Mbps"], ["1s", "7Mbps"]]),
+            )]),
+            "bottleneck.rate_schedule[1][0]",
+            "ambiguous",
+        ),
+        (
+            "RTT steps",
+            patched(&[(
+                "flows.1.rtt_schedule",
+                json!([["1s", "5ms"], ["1000ms", "7ms"]]),
+            )]),
+            "flows[1].rtt_schedule[1][0]",
+            "ambiguous",
+        ),
+        (
+            "steps back",
+            patched(&[(
+                "flows.1.rtt_schedule",
+                json!([["1s", "5ms"], ["0.5s", "7ms"]]),
+            )]),
+            "flows[1].rtt_schedule[1][0]",
+            "earlier than the step before it (1s)",
+        ),
+    ];
+    for (what, j, path, says) in cases {
+        let e = error_of(j);
+        assert_eq!(e.path, path, "{what}: {e}");
+        assert!(e.message.contains(says), "{what}: {e}");
+    }
+    // Just short of each limit is accepted.
+    for j in [
+        patched(&[("path.loss", json!("99.99%"))]),
+        patched(&[("bottleneck.buffer", json!("4294967295pkt"))]),
+        patched(&[("flows.0.size", json!("1e14pkt"))]),
+        patched(&[(
+            "bottleneck.rate_schedule",
+            json!([["1s", "5Mbps"], ["1000000001ns", "7Mbps"]]),
+        )]),
+        patched(&[(
+            "path.loss",
+            json!({"model": "gilbert_elliott", "p": "5%", "k": 0, "h": "1%"}),
+        )]),
+    ] {
+        norm(j).expect("accepted");
+    }
+}
+
+#[test]
+fn a_value_that_makes_a_run_mean_less_is_warned_about() {
+    use serde_json::json;
+    assert_eq!(warnings_of(&base()), vec![]);
+    type Patch<'a> = Vec<(&'a str, serde_json::Value)>;
+    let cases: Vec<(&str, Patch, &str, &str)> = vec![
+        (
+            "GE never leaves bad",
+            vec![(
+                "path.loss",
+                json!({"model": "gilbert_elliott", "p": "1%", "r": 0, "h": "10%"}),
+            )],
+            "path.loss",
+            "from then on 90% of packets are lost",
+        ),
+        (
+            "link rate",
+            vec![("bottleneck.rate", json!("1Kbps"))],
+            "bottleneck.rate",
+            "less than one frame (1514 bytes) in the run's 10s: beyond the 1514 bytes its bucket starts with nothing crosses this link; expected at least 1212bps",
+        ),
+        (
+            "scheduled link rate",
+            vec![
+                ("bottleneck.rate", json!("1Kbps")),
+                ("bottleneck.rate_schedule", json!([["5s", "1.1Kbps"]])),
+            ],
+            "bottleneck.rate_schedule",
+            "less than one frame",
+        ),
+        (
+            "access rate",
+            vec![("path.access_rate", json!("1Kbps"))],
+            "path.access_rate",
+            "less than one frame (1514 bytes)",
+        ),
+        (
+            "a flow's access rate",
+            vec![("flows.1.access_rate", json!("1bps"))],
+            "flows[1].access_rate",
+            "less than one frame",
+        ),
+        (
+            "pacing cap",
+            vec![("flows.0.pacing", json!({"max_rate": "100bps"}))],
+            "flows[0].pacing.max_rate",
+            "less than one frame",
+        ),
+        (
+            "policer",
+            vec![("bottleneck.policer", json!({"rate": "1Kbps"}))],
+            "bottleneck.policer.rate",
+            "less than one frame",
+        ),
+        (
+            "bdp_rtt = 0",
+            vec![("bottleneck.bdp_rtt", json!("0ms"))],
+            "bottleneck.bdp_rtt",
+            "one packet (1514 bytes)",
+        ),
+        (
+            "buffer below a packet",
+            vec![("bottleneck.buffer", json!("0.001BDP"))],
+            "bottleneck.buffer",
+            "less than one packet",
+        ),
+        (
+            "sample interval",
+            vec![("sample", json!({"interval": "11s"}))],
+            "sample.interval",
+            "no sample is taken",
+        ),
+        (
+            "jitter",
+            vec![("path.jitter", json!({"model": "per_packet", "max": "100s"}))],
+            "path.jitter.max",
+            "longer than the run (10s)",
+        ),
+        (
+            "ACK jitter",
+            vec![(
+                "flows.1.ack_jitter",
+                json!({"model": "periodic", "max": "11s"}),
+            )],
+            "flows[1].ack_jitter.max",
+            "longer than the run",
+        ),
+    ];
+    for (what, patch, path, says) in cases {
+        let j = patched(&patch);
+        let w = warnings_of(&j);
+        assert!(
+            w.iter().any(|w| w.path == path && w.message.contains(says)),
+            "{what}: {w:?}"
+        );
+        // A warning changes nothing in the scenario.
+        let (sc, _) = normalize_json_with_warnings(&j.to_string()).unwrap();
+        assert_eq!(sc, norm(j).unwrap(), "{what}");
+    }
+    // A [path] default read by several flows, or a [topology] link made
+    // several times, is warned about once.
+    let j = patched(&[(
+        "path.loss",
+        json!({"model": "gilbert_elliott", "p": "1%", "r": 0}),
+    )]);
+    assert_eq!(warnings_of(&j).len(), 1);
+    // At the limits, no warning: a link of one frame in the run (1514
+    // bytes in 10 s), a sample interval of the whole run.
+    let j = patched(&[
+        ("bottleneck.rate", json!("1212bps")),
+        ("bottleneck.buffer", json!("1pkt")),
+        ("sample", json!({"interval": "10s"})),
+    ]);
+    assert_eq!(warnings_of(&j), vec![]);
+}

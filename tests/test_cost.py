@@ -126,8 +126,8 @@ def test_a_networks_estimate_counts_its_packet_hops_and_delay_lines(hops):
 
     lines, paths = _parking_lot(hops, True), _parking_lot(hops, False)
     c, c0 = estimate(lines), estimate(paths)
-    _, got, _ = simulate(lines.core_json, None)
-    _, got0, _ = simulate(paths.core_json, None)
+    got = simulate(lines.core_json, None).stats
+    got0 = simulate(paths.core_json, None).stats
     for cost, stats in ((c, got), (c0, got0)):
         assert 0.97 * cost.bottleneck_packets <= stats["bottleneck_packets"] <= cost.bottleneck_packets
         assert stats["events"] <= cost.events

@@ -87,6 +87,10 @@ def cc_reference(name: str) -> str:
 def qdisc_reference(name: str) -> str:
     """Where a queue discipline's rules come from."""
 
+def default_host_table() -> tuple[list[float], list[float]]:
+    """The core's default turnaround table (``[hosts] latency = "measured"``),
+    us at ``host_percentiles``: (sender, receiver)."""
+
 def host_percentiles() -> list[float]:
     """The percentiles a ``[hosts] latency`` table holds its values at."""
 

@@ -116,11 +116,6 @@ def _parser() -> argparse.ArgumentParser:
     cf.add_argument(
         "--sim-seeds", type=int, metavar="N", help="simulator seeds per cell, instead of the matrix's"
     )
-    cf.add_argument(
-        "--every-run",
-        action="store_true",
-        help="judge each cell on every kernel run it has (at least the repeats) with as many simulator seeds",
-    )
     cf.add_argument("--sim-only", action="store_true", help="run only the simulator's side (no root needed)")
     cf.add_argument(
         "--kernel",
@@ -136,8 +131,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     cf.add_argument(
         "--sim-hosts",
-        choices=["per-run", "kernel", "shipped", "none"],
-        help="where the simulator's host turnarounds come from, instead of the matrix's sim_hosts",
+        metavar="HOSTS",
+        help="the simulator's hosts, instead of the matrix's sim_hosts: defaults (as a user runs it), "
+        "per-run (each kernel run's own timing: a diagnostic), kernel (their mean), none, or a host "
+        "profile (a file from `ccarena linux measure-host`, or a shipped profile's name)",
+    )
+    cf.add_argument(
+        "--sensitivity",
+        action="append",
+        default=[],
+        metavar="HOSTS",
+        help="also judge with these hosts (as --sim-hosts; repeatable) and print agreement for each "
+        "side by side",
+    )
+    cf.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="judge the selected cells that have all their runs and leave out the others (by default "
+        "a selected cell that cannot be judged is an error)",
     )
     cf.add_argument("--jobs", "-j", type=int, metavar="N", help="simulator runs at once (default: all cores)")
     cf.add_argument("--list", action="store_true", help="list the cells and exit")
@@ -150,6 +161,14 @@ def _parser() -> argparse.ArgumentParser:
         "live runs are left alone",
     )
     lsub.add_parser("check", help="check that the Linux backend can run here")
+    mh = lsub.add_parser(
+        "measure-host",
+        help="measure this machine's host profile (the hosts' turnarounds the simulator draws from)",
+    )
+    mh.add_argument("--runs", type=int, default=5, metavar="N", help="kernel runs of 20 s (default 5)")
+    mh.add_argument(
+        "--out", metavar="FILE", help="the profile file to write (default: host-profile-<host>-<date>.toml)"
+    )
 
     def pool_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
@@ -475,10 +494,6 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _print_warnings(scn)
     expectations = parse_expectations(scn.expect, scn.source)  # before the run: bad ones cost nothing
     check_expectations(expectations, scn)
-    if scn.sweep:
-        err.print(
-            f"note: {scn.source} has a [sweep]; this runs its base scenario (ccarena sweep runs the points)"
-        )
     backend = args.backend or scn.backend or "sim"
     earlier: list[Any] = []
     if backend == "linux":
@@ -505,6 +520,10 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _print_linux_checks(res, out, err)
     out.print(f"run directory: {res.path}")
     _print_earlier(earlier, out)
+    if scn.sweep:  # after the run: a refusal before it is one line alone
+        err.print(
+            f"note: {scn.source} has a [sweep]; this ran its base scenario (ccarena sweep runs the points)"
+        )
     if res.figure is not None:
         out.print(f"figure: {res.figure}")
     _print_captures(res, out, err)
@@ -682,12 +701,15 @@ def _parse_part(text: str | None) -> tuple[int, int] | None:
 
 def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .conformance import (
+        MissingRuns,
         cells_table,
         differs_table,
+        hosts_mode,
         load_kernel_reference,
         load_matrix,
         run_conformance,
         select,
+        summary_table,
     )
     from .executors import default_jobs
 
@@ -695,10 +717,12 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
     for flag, key in (("--linux-repeats", "linux_repeats"), ("--sim-seeds", "sim_seeds")):
         if getattr(args, key) is not None:
             matrix = matrix.with_counts(**{key: getattr(args, key)}, source=f"ccarena conformance {flag}")
-    if args.every_run:
-        matrix = dataclasses.replace(matrix, every_run=True)
     if args.sim_hosts is not None:
-        matrix = dataclasses.replace(matrix, sim_hosts=args.sim_hosts)
+        mode = hosts_mode(args.sim_hosts, "ccarena conformance", "--sim-hosts", Path.cwd())
+        matrix = dataclasses.replace(matrix, sim_hosts=mode)
+    sensitivity = [
+        hosts_mode(h, "ccarena conformance", "--sensitivity", Path.cwd()) for h in args.sensitivity
+    ]
     reference = load_kernel_reference(args.kernel) if args.kernel is not None else None
     part = _parse_part(args.part)
     cells = select(matrix.cells, args.group, part, args.cell)
@@ -715,32 +739,80 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
         from .linux.backend import preflight
 
         preflight()
-    with err.status("conformance") as st:
-        conf = run_conformance(
-            matrix,
-            args.out,
-            groups=args.group,
-            part=part,
-            ids=args.cell,
-            linux=not args.sim_only,
-            reference=reference,
-            progress=lambda m: st.update(escape(m)),
-            retry_untrusted=args.retry_untrusted,
-            jobs=args.jobs or default_jobs(),
-        )
-    f = conf.flows
-    n = len(f)
-    ok = int(f["agree"].sum()) if n else 0
-    ncells = conf.frame["cell"].nunique() if n else 0
+    try:
+        with err.status("conformance") as st:
+            conf = run_conformance(
+                matrix,
+                args.out,
+                groups=args.group,
+                part=part,
+                ids=args.cell,
+                linux=not args.sim_only,
+                reference=reference,
+                progress=lambda m: st.update(escape(m)),
+                retry_untrusted=args.retry_untrusted,
+                jobs=args.jobs or default_jobs(),
+                allow_missing=args.allow_missing,
+                sensitivity=sensitivity,
+            )
+    except MissingRuns as e:
+        print(f"ccarena conformance: {args.matrix}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    from .conformance.hosts import describe
+
+    table = conf.summary
+    assert table is not None
+    overall = table.iloc[-1]
     out.print(
-        f"{ok} of {n} flows agree ({ok / n if n else 0:.1%}) in {ncells} cells "
-        f"({len(matrix.cells) - ncells} of the matrix's {len(matrix.cells)} cells without all their runs)"
+        f"{overall['agree']} of {overall['flows']} flows agree ({overall['agree_fraction']:.1%}) in "
+        f"{conf.frame['cell'].nunique() if len(conf.frame) else 0} cells, the simulator with "
+        f"{describe(matrix.sim_hosts)}; {overall['equivalent']} shown equivalent, "
+        f"{overall['differs']} shown to differ"
     )
-    bad = f[~f["agree"].astype(bool)] if n else f
+    if conf.missing:
+        out.print(f"left out (--allow-missing): {len(conf.missing)} cells without all their runs")
+    if conf.machines:
+        out.print(f"kernel runs: {conf.machines}")
+    out.print(summary_table(table))
+    if conf.sensitivity is not None:
+        for hosts, s in conf.sensitivity.groupby("hosts", sort=False):
+            out.print(summary_table(s.drop(columns="hosts"), f"with {hosts}"))
+    f = conf.flows
+    bad = f[~f["agree"].astype(bool)] if len(f) else f
     if len(bad):
         out.print(differs_table(bad))
     out.print(f"table: {conf.directory / 'conformance.parquet'}")
     out.print(f"report: {conf.report}")
+    return 0
+
+
+def _measure_host(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .linux.measure import measure_host, write_profile
+    from .store import StoreError
+
+    if not 1 <= args.runs <= 100:
+        raise _BadArgs("ccarena linux measure-host: --runs: expected an integer from 1 to 100")
+    from .linux import preflight
+
+    preflight()
+    target = Path(args.out) if args.out else None
+    if target is not None and target.exists():
+        raise StoreError(f"{target}: exists; give --out a new file (a measurement is never overwritten)")
+    with err.status("measuring the hosts …") as st:
+        profile, _ = measure_host(args.runs, progress=lambda m: st.update(escape(m)))
+    path = target or Path(f"host-profile-{profile.name}.toml")
+    n = 2
+    while target is None and path.exists():
+        path = Path(f"host-profile-{profile.name}-{n}.toml")
+        n += 1
+    write_profile(profile, path)
+    m = profile.measured
+    out.print(
+        f"{m['trustworthy_runs']} of {m['runs']} runs trustworthy; median turnarounds (us) "
+        f"sender {', '.join(f'{x:g}' for x in m['sender_p50_us'])}; "
+        f"receiver {', '.join(f'{x:g}' for x in m['receiver_p50_us'])}; run-to-run sd {m['run_speed_sd']:.1%}"
+    )
+    out.print(f'profile: {path} (use it with [hosts] profile = "{path}", or conformance --sim-hosts {path})')
     return 0
 
 
@@ -751,6 +823,8 @@ def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
         binary = preflight()
         out.print(f"the Linux backend can run here (bottleneck: {binary})")
         return 0
+    if args.linux_command == "measure-host":
+        return _measure_host(args, out, err)
     import os
 
     if os.geteuid() != 0:

@@ -214,6 +214,7 @@ class Scenario:
             )
         core_doc = {k: v for k, v in raw.items() if k != "backend"}
         _read_traces(core_doc, source, ovs)
+        _read_profile(core_doc, source, ovs)
         try:
             core_json, core_warnings = _core.normalize(json.dumps(core_doc))
         except _core.ScenarioError as e:
@@ -279,6 +280,35 @@ def _read_traces(doc: dict[str, Any], source: str, ovs: list[Override]) -> None:
                 field = f"{at}.trace"
                 blamed = _blame(field, ovs)
                 raise ScenarioError(source, field, str(e), blamed.origin if blamed else None) from None
+
+
+def _read_profile(doc: dict[str, Any], source: str, ovs: list[Override]) -> None:
+    """``[hosts] profile = "FILE or shipped name"``: the profile's turnaround
+    table becomes ``[hosts] latency`` (``ccarena.profiles``), read relative
+    to the scenario file's directory, so the run's hash covers the table."""
+    hosts = doc.get("hosts")
+    if not isinstance(hosts, dict) or "profile" not in hosts:
+        return
+    hosts = doc["hosts"] = dict(hosts)  # a copy: raw keeps the name as written
+    name = hosts.pop("profile")
+    field = "hosts.profile"
+    blamed = _blame(field, ovs)
+
+    def fail(message: str) -> ScenarioError:
+        return ScenarioError(source, field, message, blamed.origin if blamed else None)
+
+    if not isinstance(name, str):
+        raise fail(f"expected a profile file or a shipped profile's name, not {kind_of(name)}")
+    if "latency" in hosts:
+        raise fail("give a profile or a latency table, not both (a profile is a latency table)")
+    from .profiles import ProfileError, resolve
+
+    src = Path(source)
+    try:
+        profile = resolve(name, src.parent if src.is_file() else Path.cwd())
+    except ProfileError as e:
+        raise fail(str(e)) from None
+    hosts["latency"] = profile.latency()
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

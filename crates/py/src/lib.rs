@@ -409,6 +409,15 @@ fn host_percentiles() -> Vec<f64> {
     ccarena_sim::net::host::PCT.to_vec()
 }
 
+/// The turnaround table the core draws from by default (`[hosts] latency
+/// = "measured"`), us at `host_percentiles`: (sender, receiver).
+#[pyfunction]
+fn default_host_table() -> (Vec<f64>, Vec<f64>) {
+    let t = ccarena_sim::net::host::Turnarounds::MEASURED;
+    let us = |v: [u64; 18]| v.iter().map(|&ns| ns as f64 / 1e3).collect();
+    (us(t.sender_ns), us(t.receiver_ns))
+}
+
 /// (column, type, unit, definition).
 type ColumnSchema = (&'static str, &'static str, &'static str, &'static str);
 /// (table, what a row is, its columns).
@@ -473,6 +482,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_reference, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_reference, m)?)?;
     m.add_function(wrap_pyfunction!(host_percentiles, m)?)?;
+    m.add_function(wrap_pyfunction!(default_host_table, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     Ok(())

@@ -75,6 +75,13 @@ def build_commit() -> str:
     """The git commit the extension was built from ("unknown" outside a
     checkout; a trailing "+" when the tree had uncommitted changes)."""
 
+def _set_mutant(name: str) -> None:
+    """Build every later simulation of this process with a deliberately
+    wrong model (tests/test_mutants.py); "none": the model."""
+
+def _mutants() -> list[str]:
+    """The deliberately wrong models ``_set_mutant`` takes."""
+
 def cc_names() -> list[str]:
     """Every congestion control accepted in a flow's ``cc``."""
 

@@ -378,6 +378,27 @@ fn build_commit() -> &'static str {
     env!("CCARENA_BUILD_COMMIT")
 }
 
+/// Build every later world with a deliberately wrong model (`"none"`: the
+/// model), to prove the conformance guard fails on it (tests/test_mutants.py).
+/// Not part of the user surface; the process's own simulations only (a
+/// sweep's worker processes do not inherit it).
+#[pyfunction]
+fn _set_mutant(name: &str) -> PyResult<()> {
+    let m = ccarena_sim::mutant::Mutant::parse(name)
+        .ok_or_else(|| PyValueError::new_err(format!("no mutant {name:?}")))?;
+    ccarena_sim::mutant::set(m);
+    Ok(())
+}
+
+/// The names `_set_mutant` takes, but "none".
+#[pyfunction]
+fn _mutants() -> Vec<&'static str> {
+    ccarena_sim::mutant::Mutant::ALL
+        .iter()
+        .map(|m| m.name())
+        .collect()
+}
+
 /// Every name accepted in a flow's `cc = "..."`.
 #[pyfunction]
 fn cc_names() -> Vec<&'static str> {
@@ -477,6 +498,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build_commit, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_mutant, m)?)?;
+    m.add_function(wrap_pyfunction!(_mutants, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_names, m)?)?;
     m.add_function(wrap_pyfunction!(cc_reference, m)?)?;

@@ -9,6 +9,7 @@ pub mod cc;
 pub mod filter;
 pub mod hint;
 pub mod metrics;
+pub mod mutant;
 pub mod net;
 pub mod packet;
 pub mod params;

@@ -297,6 +297,8 @@ impl<'a, T: Taps> World<'a, T> {
                         delack: jiffies,
                         advertise: sc.hosts.advertised_window,
                         rcv_rtt_ts: sc.hosts.rcv_rtt_timestamps,
+                        delay_acks: !crate::mutant::is(crate::mutant::Mutant::NoDelack),
+                        sack: !crate::mutant::is(crate::mutant::Mutant::NoSack),
                     },
                     f.mss,
                     f.rwnd.map(|b| b.0),

@@ -214,7 +214,11 @@ pub struct CubicRule {
 impl CubicRule {
     /// `cubictcp_register` (constants) and `cubictcp_init`.
     pub fn new(cfg: &CubicConfig, init: &CcInit) -> Self {
-        let beta = cfg.beta_int();
+        let beta = if crate::mutant::is(crate::mutant::Mutant::CubicBetaHalf) {
+            BETA_SCALE / 2
+        } else {
+            cfg.beta_int()
+        };
         let bic_scale = cfg.bic_scale();
         let cube_rtt_scale = bic_scale * 10;
         let mut r = CubicRule {

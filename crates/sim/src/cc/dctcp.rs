@@ -145,7 +145,7 @@ impl WindowRule for DctcpRule {
 
     /// `tcp_reno_cong_avoid`.
     fn cong_avoid(&mut self, now: Time, w: &mut Window, acked: u32, conn: &Conn) {
-        RenoRule.cong_avoid(now, w, acked, conn);
+        RenoRule::linux().cong_avoid(now, w, acked, conn);
     }
 
     /// `dctcp_update_alpha` (`in_ack_event`), on every ACK before any

@@ -120,7 +120,7 @@ impl WindowRule for HyblaRule {
             return;
         }
         if !self.hybla_en {
-            RenoRule.cong_avoid(now, w, acked, conn);
+            RenoRule::linux().cong_avoid(now, w, acked, conn);
             return;
         }
         if self.rho == 0 {

@@ -21,11 +21,23 @@ impl CcParams for RenoConfig {
     }
 }
 
-pub struct RenoRule;
+pub struct RenoRule {
+    /// Segments of window per segment of growth a round: 1, as Linux (2
+    /// only in a deliberately wrong model, `mutant::Mutant::RenoAiDouble`).
+    ai_div: u32,
+}
 
 impl RenoRule {
+    /// `tcp_reno_cong_avoid` as the other algorithms call it.
+    pub fn linux() -> Self {
+        RenoRule { ai_div: 1 }
+    }
+
     pub fn new(_cfg: &RenoConfig) -> Self {
-        RenoRule
+        let double = crate::mutant::is(crate::mutant::Mutant::RenoAiDouble);
+        RenoRule {
+            ai_div: if double { 2 } else { 1 },
+        }
     }
 }
 
@@ -41,6 +53,6 @@ impl WindowRule for RenoRule {
             return;
         };
         let cwnd = w.cwnd;
-        w.cong_avoid_ai(cwnd, acked);
+        w.cong_avoid_ai((cwnd / self.ai_div).max(1), acked);
     }
 }

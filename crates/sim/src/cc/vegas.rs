@@ -184,14 +184,14 @@ impl WindowRule for VegasRule {
     /// step runs whether or not cwnd limits the sender, as in Linux.
     fn cong_avoid(&mut self, now: Time, w: &mut Window, acked: u32, conn: &Conn) {
         if !self.v.doing_vegas_now {
-            RenoRule.cong_avoid(now, w, acked, conn);
+            RenoRule::linux().cong_avoid(now, w, acked, conn);
             return;
         }
         if after(conn.snd_una, self.v.beg_snd_nxt) {
             self.v.beg_snd_nxt = conn.snd_nxt;
             if self.v.cnt_rtt <= 2 {
                 // Likely only delayed ACKs: no Vegas step this RTT.
-                RenoRule.cong_avoid(now, w, acked, conn);
+                RenoRule::linux().cong_avoid(now, w, acked, conn);
             } else {
                 let rtt = self.v.min_rtt;
                 let base = self.v.base_rtt;

@@ -144,7 +144,7 @@ impl WindowRule for WestwoodRule {
 
     /// `tcp_reno_cong_avoid`.
     fn cong_avoid(&mut self, now: Time, w: &mut Window, acked: u32, conn: &Conn) {
-        RenoRule.cong_avoid(now, w, acked, conn);
+        RenoRule::linux().cong_avoid(now, w, acked, conn);
     }
 
     /// `tcp_westwood_ack`.

@@ -62,6 +62,10 @@ pub struct AckOptions {
     /// `[hosts] rcv_rtt_timestamps`): what DRS measures its rounds by;
     /// `false`: the handshake's RTT.
     pub rcv_rtt_ts: bool,
+    /// ACK every segment at once, and send SACK blocks: both true in Linux;
+    /// false only in deliberately wrong models (`mutant`).
+    pub delay_acks: bool,
+    pub sack: bool,
 }
 
 impl Default for AckOptions {
@@ -73,6 +77,8 @@ impl Default for AckOptions {
             delack: None,
             advertise: false,
             rcv_rtt_ts: false,
+            delay_acks: true,
+            sack: true,
         }
     }
 }
@@ -395,7 +401,7 @@ impl Receiver {
                 self.enter_quickack(MAX_QUICKACKS);
             }
         }
-        if immediate || self.unacked() >= 2 || self.quick > 0 {
+        if immediate || self.unacked() >= 2 || self.quick > 0 || !self.opts.delay_acks {
             return [flip_ack, Some(self.make_ack(now))];
         }
         if self.dack.arm(now) {
@@ -528,7 +534,7 @@ impl Receiver {
         let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
         for &start in &self.recent {
-            if n == MAX_SACK_BLOCKS {
+            if n == MAX_SACK_BLOCKS || !self.opts.sack {
                 break;
             }
             if let Ok(i) = self.ooo.binary_search_by(|&(s, _)| s.cmp(&start)) {
@@ -562,6 +568,8 @@ mod tests {
         delack: None,
         advertise: false,
         rcv_rtt_ts: false,
+        delay_acks: true,
+        sack: true,
     };
 
     fn data(seq: u32) -> Packet {

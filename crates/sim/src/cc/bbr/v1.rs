@@ -186,8 +186,10 @@ struct Params {
 impl Params {
     fn new(c: &Bbr1Config) -> Self {
         let mut cycle_gains = [BBR_UNIT; CYCLE_LEN];
-        cycle_gains[0] = gain_q8(c.probe_gain_up);
-        cycle_gains[1] = gain_q8(c.probe_gain_down);
+        if !crate::mutant::is(crate::mutant::Mutant::BbrFlatGain) {
+            cycle_gains[0] = gain_q8(c.probe_gain_up);
+            cycle_gains[1] = gain_q8(c.probe_gain_down);
+        }
         Params {
             high_gain: gain_q8(c.high_gain),
             drain_gain: gain_q8(c.drain_gain),

@@ -1,6 +1,6 @@
 """How much the hosts' speed differs from one kernel run to the next.
 
-Reads the kernel runs of a conformance table (``conformance/kernel.parquet``:
+Reads the kernel runs of a conformance table (``conformance/kernel-2026-11.parquet``:
 each trustworthy run's measured turnaround tables, ``host_sender_us`` and
 ``host_receiver_us``) and prints the distribution of a run's host speed
 relative to the mean of its cell's runs: the speed is the mean of the
@@ -10,7 +10,7 @@ of n runs is narrower than one from the true mean. The printed percentiles
 are the simulator's ``[hosts] run_speed = "drawn"`` table
 (``SPEED_SPREAD`` in ``crates/sim/src/net/host.rs``).
 
-    python3 scripts/host_speed_spread.py conformance/kernel.parquet
+    python3 scripts/host_speed_spread.py conformance/kernel-2026-11.parquet
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def relative_speeds(kernel: pd.DataFrame) -> np.ndarray:
 
 
 def main() -> None:
-    kernel = pd.read_parquet(sys.argv[1] if len(sys.argv) > 1 else "conformance/kernel.parquet")
+    kernel = pd.read_parquet(sys.argv[1] if len(sys.argv) > 1 else "conformance/kernel-2026-11.parquet")
     rel = relative_speeds(kernel)
     q = np.percentile(rel, PCT)
     print(f"{len(rel)} runs: sd {rel.std():.4f}; 5th-95th percentile {q[3]:.4f}-{q[13]:.4f}")

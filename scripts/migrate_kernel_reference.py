@@ -43,7 +43,9 @@ def main(argv: list[str]) -> int:
     out = out[[*KERNEL_COLUMNS, *[c for c in out.columns if c not in KERNEL_COLUMNS]]]
     out.to_parquet(dst, compression="zstd", index=False)
     runs = out.drop_duplicates("kernel_hash")
-    print(f"{len(runs)} runs of {out['cell'].nunique()} cells rewritten; {len(frame) - len(out)} rows left out")
+    print(
+        f"{len(runs)} runs of {out['cell'].nunique()} cells rewritten; {len(frame) - len(out)} rows left out"
+    )
     return 0
 
 

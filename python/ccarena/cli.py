@@ -121,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
         "--kernel",
         metavar="FILE",
         help="reuse the kernel runs recorded in FILE (a kernel.parquet of an earlier run, e.g. "
-        "conformance/kernel.parquet) instead of running them again; with --sim-only, no root needed",
+        "conformance/kernel-2026-11.parquet) instead of running them again; with --sim-only, no root needed",
     )
     cf.add_argument(
         "--retry-untrusted",

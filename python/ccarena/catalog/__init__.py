@@ -21,13 +21,22 @@ from rich.text import Text
 
 from ..cost import EXPAND_PER_FLOW_S, FLOW_OVERHEAD_S, NS_PER_PACKET, RUN_OVERHEAD_S
 from ..executors import default_jobs
-from ..keys import clip
 from ..sweep import narrow
 from ..termtable import Rows
-from . import bbq, bbrv2_eval, bbrv3_insights, mixed_workload  # noqa: F401  (they register their ids)
+from . import (  # noqa: F401  (they register their ids)  # noqa: F401  (they add the papers' findings)
+    bbq,
+    bbrv2_eval,
+    bbrv3_insights,
+    findings_bbq,
+    findings_bbrv2_eval,
+    findings_bbrv3_insights,
+    findings_mixed_workload,
+    mixed_workload,
+)
 from .base import REGISTRY, Entry
 from .capabilities import available, describe, missing
 from .estimate import estimate_entries, totals
+from .findings import evaluate
 
 __all__ = [
     "PAPERS",
@@ -107,50 +116,41 @@ def unavailable_message(entry: Entry, miss: list[str]) -> str:
     return f"{entry.id}: not built yet: needs {what} ({', '.join(miss)}); nothing was run"
 
 
-def finding_rows(entry: Entry, outcomes: list[Any]) -> list[dict[str, Any]]:
-    """One row per finding of ``entry``: its text, whether it holds over
-    every run it selects, the measured value furthest on the wrong side (or
-    closest to the limit when it holds) and where."""
+#: The columns of a findings table (``findings-*.csv``, ``findings.csv``).
+FINDING_COLUMNS = ("id", "cite", "finding", "paper", "check", "holds", "measured", "kernel")
+
+
+def finding_rows(entry: Entry, verdicts: list[Any]) -> list[dict[str, Any]]:
+    """One row per finding of ``entry`` (``findings.evaluate``): where the
+    paper says it, the claim, what the paper reports, the check, whether it
+    holds here, what was measured, and what the kernel here can show."""
     rows = []
-    for o in outcomes:
-        e = o.expectation
-        worst = o.worst()
-        text = e.name or e.describe()
-        claim = f"{e.metric} {e.op} {e.value:g}" + (f" ±{e.tolerance:g}" if e.tolerance else "")
-        if e.beside is not None:
-            claim += f" beside flow {e.beside}"
-        if e.when:
-            claim += " when " + ", ".join(f"{k}={clip(str(v), 40)}" for k, v in e.when.items())
-        if not o.checks:
-            holds, value, at = "n/a", "", "no run here has these values"
-        else:
-            holds = "yes" if o.passed else "no"
-            label, check = worst
-            value = "" if check.actual is None else f"{check.actual:.4g}"
-            at = label + (f" ({check.detail})" if check.detail else "")
-        n = len(o.checks)
+    for v in verdicts:
+        f = v.finding
         rows.append(
             {
                 "id": entry.id,
-                "finding": text,
-                "check": claim,
-                "holds": holds,
-                "runs": f"{n - len(o.failures)}/{n}" if n else "0/0",
-                "measured": value,
-                "at": at,
+                "cite": f.cite,
+                "finding": f.claim,
+                "paper": f.paper,
+                "check": f.check.describe(),
+                "holds": "n/a" if v.holds is None else ("yes" if v.holds else "no"),
+                "measured": v.measured,
+                "kernel": f.kernel,
             }
         )
     return rows
 
 
 def findings_table(rows: list[dict[str, Any]], title: str = "paper findings") -> Rows:
-    """Which of the papers' findings hold: id, finding, yes/no, measured value."""
-    names = ("id", "finding", "check", "holds", "runs", "measured", "at")
-    t = Rows(title, [(n, "right" if n in ("runs", "measured") else "left") for n in names])
+    """Which of the papers' findings hold: id, finding, the paper's number,
+    yes/no, what was measured."""
+    names = ("id", "finding", "paper", "holds", "measured")
+    t = Rows(title, [(n, "right" if n == "measured" else "left") for n in names])
     style = {"yes": "green", "no": "red", "n/a": "yellow"}
     for r in rows:
         holds = Text(r["holds"], style[r["holds"]])
-        t.add_row(r["id"], r["finding"], r["check"], holds, r["runs"], r["measured"], r["at"])
+        t.add_row(r["id"], f"{r['finding']} ({r['cite']})", r["paper"], holds, r["measured"])
     return t
 
 
@@ -165,7 +165,7 @@ def write_findings_csv(rows: list[dict[str, Any]], path: Path) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["id", "finding", "check", "holds", "runs", "measured", "at"])
+        w = csv.DictWriter(f, fieldnames=list(FINDING_COLUMNS))
         w.writeheader()
         w.writerows(rows)
 
@@ -198,7 +198,7 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
     """``ccarena reproduce``: run each id of ``target`` that can run; the exit
     status is the worst of theirs (3 when one waits for a mechanism).
 
-    Each id's paper findings (``Entry.findings``) are checked on its runs and
+    Each id's paper findings (``findings.of_id``) are checked on its runs and
     printed, with a table of all of them at the end of a paper's run, and
     written as ``findings.csv`` beside the figures. They do not change the
     exit status: only the scenario's own [[expect]] rows do."""
@@ -242,15 +242,15 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
         fig_dir.mkdir(parents=True, exist_ok=True)
         drawn = entry.figure(exp, fig_dir, args.quick, **opts) if len(exp.runs) else []
         outcomes = check_experiment(parse_expectations(scn.expect, scn.source), exp)
-        found = check_experiment(parse_expectations(entry.findings, f"{entry.id} findings"), exp)
-        rows = finding_rows(entry, found)
+        verdicts = evaluate(entry.id, exp) if len(exp.runs) else []
+        rows = finding_rows(entry, verdicts)
         index = write_report(
             exp,
             fig_dir / "report",
             figures=drawn,
             title=f"{entry.id}{' (quick)' if args.quick else ''}: {entry.title}",
             intro=entry.notes,
-            outcomes=outcomes + found,
+            outcomes=outcomes,
         )
         for d in drawn:
             out.print(f"figure: {d.png} (+ .svg, data: {d.png.with_suffix('.csv').name})")

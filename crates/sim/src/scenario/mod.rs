@@ -487,68 +487,7 @@ const MAX_FLOWS: usize = 100_000;
 /// alters results (not with refactors that keep every bit). It is part of
 /// the normalized scenario, so of every run's hash: after an upgrade that
 /// changes the model, cached runs are run again instead of served as new.
-/// 2: host timing noise (`net::host`).
-/// 3: per-flow drops exclude SYNs; utilization over the scheduled capacity.
-/// 4: TSO deferral (`tcp_tso_should_defer`, `[hosts] tso_defer`), SACK
-///    compression (`tcp_comp_sack_*`, `[hosts] sack_compress`) and PSH at the
-///    end of application writes, ACKed at once (`tcp::push`, `[hosts] push_acks`).
-/// 5: a quick ACK for every segment that grows the receive window
-///    (`tcp_grow_window`, DRS; `tcp::rcvbuf`, `[hosts] window_acks`).
-/// 6: the window's room as in `tcp_data_queue`: an in-order segment grows
-///    it charged to the buffer and before the out-of-order data it joins is
-///    moved in; an out-of-order one before it is charged.
-/// 7: PSH on the last segment of every multi-segment transmit (a GSO packet,
-///    `__tcp_transmit_skb`), and a bulk writer that writes again only when a
-///    third of its send buffer is free (`sk_stream_write_space`; `tcp::push`).
-/// 8: host turnarounds re-measured on the Linux backend (`net::host`: means
-///    73.6 and 74.1 us, were 55.4 and 57.6).
-/// 9: CWR held until an ACK above high_seq and a loss during CWR entering
-///    Recovery without a second reduction (`tcp_fastretrans_alert`); RTT
-///    samples from echoed timestamps on ACKs of retransmitted data
-///    (`tcp_ack_update_rtt`, `[hosts] timestamps`).
-/// 10: retransmissions of an ECN flow sent Not-ECT (RFC 3168 6.1.5,
-///    `tcp_ecn_send`) unless the algorithm keeps ECT (DCTCP; BBRv2/v3 with
-///    their ECN logic on), so an AQM in its dropping state drops them.
-/// 11: the reduction after a loss probe repaired a loss starts as every
-///    other (`tcp_process_tlp_ack` -> `tcp_init_cwnd_reduction`): an ECN
-///    flow flags CWR on its next new segment.
-/// 12: the receiver's delayed-ACK timer as Linux runs it (`tcp/delack.rs`,
-///    `[hosts] delack` and `hz`): the adaptive `icsk_ack.ato` on the
-///    kernel's jiffies (250 Hz), the timer wheel's round-up by a tick, and
-///    quick-ACK mode after a gap longer than the RTO, an old duplicate or a
-///    Not-ECT segment of an ECN flow.
-/// 13: quick-ACK mode at a flow's first data lasts half the advertised
-///    window in segments, at most 16 (`tcp_incr_quickack`), not always 16:
-///    a small `rwnd` or a large MSS ACKs fewer segments one by one.
-/// 14: each run's hosts at a speed drawn from its seed (`[hosts]
-///    run_speed`, `net::host::RunSpeed`): the turnaround table scaled by a
-///    factor spread as the kernel's runs of one scenario are (sd 6.7%).
-/// 15: a flow's `stop` ends the application's writes, and what it wrote
-///    (TCP's send buffer, `tcp::push`'s writer) is still sent; before, the
-///    flow sent nothing new after it.
-/// 16: the receiver's RTT, which its window's DRS measures rounds by, from
-///    timestamps as Linux 6.16+ keeps it (`[hosts] rcv_rtt_timestamps` on
-///    by default; a smaller sample latches, a larger one moves it by 1/8),
-///    not the handshake's: it sees the queue.
-/// 17: TCP Prague as v0.7 in three more details (`cc/prague.rs`): in alpha
-///    mode 0 the first CE mark halves the window, the pacing rate counts
-///    MTU-sized packets, and `saw_ce` starts false in either alpha mode.
-/// 18: the write queue's buffers sized when the application writes them
-///    (`tcp_sendmsg_locked` at the size goal of that moment, half the
-///    largest advertised window at most), which `tcp_tso_should_defer`
-///    reads, instead of cuts at multiples of the current goal; and the
-///    advertised window (`[hosts] advertised_window`) on by default.
-/// 19: a flow's `rwnd` locks a receive buffer the kernel doubles
-///    (`SO_RCVBUF`, socket(7)): the receiver's clamp is its window at the
-///    scaling ratio, 1.25 x `rwnd`, the SYN-ACK's `rwnd` itself, and the
-///    sender keeps within `rwnd`; out-of-order data takes the room above
-///    `rwnd` first (before: the clamp was `rwnd`).
-/// 20: the sender's timers as Linux's (`world::Armed`): an event that comes
-///    before the sender's deadline (it moved later since it was queued)
-///    re-arms and does nothing else, as `tcp_write_timer_handler` does when
-///    it fires before `icsk_timeout`; before, it called the sender, whose
-///    transmit could send or arm pacing at a moment Linux has no wake-up.
-///    A deadline queues no event while one queued comes no later.
+/// What each version changed: CHANGELOG.md, "Model versions".
 pub const MODEL_VERSION: u32 = 21;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -4,7 +4,8 @@ Defaults of the paper: a 100 Mbit/s bottleneck with a 2 MB buffer (tail
 drop), two bulk flows with RTTs 10 ms and 50 ms, the 10 ms flow first,
 senders pacing with fq, 120 s Netperf runs. The 50 ms flow joins after 5 s
 (2 s in the quick form); shares are steady-state: averaged over the samples
-from 10 s after the join (3 s in the quick form) to the end.
+from 10 s after the join (3 s in the quick form) to the end. The paper's
+findings, checked on these runs: findings_bbq.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..lazy import lazy
-from .base import box, finding, findings, lines, mbps, mean, ms, register, scenario, timeseries, with_sweep
+from .base import box, lines, mbps, mean, ms, register, scenario, timeseries, with_sweep
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -425,13 +426,31 @@ register(
 # fig12: drain to one BDP ------
 
 
+#: Swept in fig12: each flow drains to one BDP (true) or is plain BBRv1 (false).
+DRAIN_KEYS = ("flows.0.cc_params.drain_to_target", "flows.1.cc_params.drain_to_target")
+
+
 def build_fig12(quick: bool) -> dict[str, Any]:
-    return base(
-        "fig12", quick, sample="5ms", duration=15 if quick else 20, cc_params={"drain_to_target": True}
+    # Setup fix: the paper applies the variant "to the previous experiment in
+    # Fig. 1" (Sec. V-A) and finds the 10 ms flow's share "even lower" than
+    # with BBR. So the full form is Fig. 1's 120 s run (it was 20 s, which
+    # left a 5 s steady window), and both forms run plain BBRv1 beside the
+    # variant (drain_to_target false/true), so that the comparison is within
+    # the id; the full form repeats 5 times. The figure still draws the
+    # variant's run only.
+    doc = base(
+        "fig12", quick, sample="5ms", duration=15 if quick else None, cc_params={"drain_to_target": True}
     )
+    return with_sweep(doc, 1 if quick else 5, axes={"zip": {k: [False, True] for k in DRAIN_KEYS}})
 
 
 def figure_fig12(exp: Any, out: Path, quick: bool) -> list:
+    rows = [
+        i
+        for i in range(len(exp.runs))
+        if int(exp.runs["repeat"].iloc[i]) == 0
+        and all(str(exp.runs[k].iloc[i]) == "True" for k in DRAIN_KEYS if k in exp.keys)
+    ]
     return timeseries(
         exp,
         out,
@@ -439,6 +458,7 @@ def figure_fig12(exp: Any, out: Path, quick: bool) -> list:
         state_flow=0,
         xlim=(12.0, 13.0),
         title="bbq/fig12: BBRv1 draining to one BDP after probing",
+        rows=rows,
     )
 
 
@@ -509,184 +529,4 @@ register(
     ["cc:bbr1", "cc:bbq"],
     build_fig17,
     figure_fig17,
-)
-
-
-# --------------------------------------------------------------------------- the paper's findings
-# From the paper (Ma et al., arXiv 1706.09115): with BBRv1 the longer-RTT flow
-# takes most of the bandwidth (100 Mbit/s, 10 vs 50 ms: 6.3 vs 87.3 Mbit/s),
-# at every bottleneck rate, with RED, and even against several short-RTT flows;
-# BBQ brings the short-RTT flow back to about its fair share without losing
-# throughput. Shares are of the flows' goodputs over their lifetimes. Flow 0 is
-# the 10 ms flow (group 0: the N 10 ms flows), flow/group 1 the longer-RTT one.
-
-_LONG_WINS = "BBRv1: the 50 ms flow takes most of the bandwidth"
-_BBR = {"flows.0.cc": "bbr1"}
-_BBQ = {"flows.0.cc": "bbq"}
-
-findings(
-    "bbq/fig1",
-    finding(_LONG_WINS, "share", ">", 0.5, flow=1),
-    finding(
-        "BBRv1: the 10 ms flow is starved (under a quarter of the bandwidth)", "share", "<", 0.25, flow=0
-    ),
-)
-findings("bbq/fig3", finding(f"{_LONG_WINS}, at every bottleneck rate", "share", ">", 0.5, flow=1))
-findings(
-    "bbq/fig14",
-    finding("BBR: the 10 ms flow gets less than half, at every rate", "share", "<", 0.5, flow=0, when=_BBR),
-    finding(
-        "BBQ: the 10 ms flow gets about its fair share (>= 0.4), at every rate",
-        "share",
-        ">=",
-        0.4,
-        flow=0,
-        when=_BBQ,
-    ),
-)
-findings("bbq/fig4", finding(f"RED does not fix it: {_LONG_WINS}", "share", ">", 0.5, flow=1))
-findings(
-    "bbq/fig5",
-    finding(
-        "equal RTTs (10 ms) share fairly (B's share 0.5 +- 0.1)",
-        "share",
-        "==",
-        0.5,
-        flow=1,
-        tolerance=0.1,
-        when={"flows.1.rtt": "10ms"},
-    ),
-    finding(
-        "B with a longer RTT (30 ms) takes most of the bandwidth",
-        "share",
-        ">",
-        0.5,
-        flow=1,
-        when={"flows.1.rtt": "30ms"},
-    ),
-    finding(
-        "B with a longer RTT (100 ms) takes most of the bandwidth",
-        "share",
-        ">",
-        0.5,
-        flow=1,
-        when={"flows.1.rtt": "100ms"},
-    ),
-)
-findings(
-    "bbq/fig15",
-    finding(
-        "BBR: the 10 ms flow gets less than half against a 100 ms flow",
-        "share",
-        "<",
-        0.5,
-        flow=0,
-        when={**_BBR, "flows.1.rtt": "100ms"},
-    ),
-    finding(
-        "BBQ: the 10 ms flow keeps about its fair share (>= 0.4) at every RTT of B",
-        "share",
-        ">=",
-        0.4,
-        flow=0,
-        when=_BBQ,
-    ),
-)
-findings(
-    "bbq/fig6",
-    finding(
-        "BBRv1: one 50 ms flow takes most of the bandwidth against one 10 ms flow",
-        "share",
-        ">",
-        0.5,
-        group=1,
-        when={"flows.0.count": 1},
-    ),
-    finding(
-        "BBRv1: one 50 ms flow gets more than its fair share 1/11 against ten 10 ms flows",
-        "share",
-        ">",
-        1 / 11,
-        group=1,
-        when={"flows.0.count": 10},
-    ),
-)
-findings(
-    "bbq/fig16",
-    finding(
-        "BBR: the 50 ms flow gets more than its fair share 1/11 against ten 10 ms flows",
-        "share",
-        ">",
-        1 / 11,
-        group=1,
-        when={**_BBR, "flows.0.count": 10},
-    ),
-    finding(
-        "BBQ: one 50 ms flow and one 10 ms flow share fairly (0.5 +- 0.1)",
-        "share",
-        "==",
-        0.5,
-        group=1,
-        tolerance=0.1,
-        when={**_BBQ, "flows.0.count": 1},
-    ),
-    finding(
-        "BBQ: the 50 ms flow no longer takes half against ten 10 ms flows",
-        "share",
-        "<",
-        0.5,
-        group=1,
-        when={**_BBQ, "flows.0.count": 10},
-    ),
-)
-findings(
-    "bbq/fig7",
-    # The paper: whichever flow has inflated its RTT more takes most of the
-    # bandwidth, so the two take turns; over the whole run neither keeps it.
-    finding(
-        "race to the bottom: the flows take turns, neither keeps most of the run (Jain >= 0.8)",
-        "jain",
-        ">=",
-        0.8,
-    ),
-)
-findings(
-    "bbq/fig8-11",
-    finding(_LONG_WINS, "share", ">", 0.5, flow=1),
-    finding(
-        "a persistent queue forms: median queueing delay above the 10 ms flow's RTT",
-        "qdelay_p50_ms",
-        ">",
-        10.0,
-    ),
-)
-findings(
-    "bbq/fig12",
-    finding(
-        "draining to one BDP does not fix it: the 50 ms flow still takes most", "share", ">", 0.5, flow=1
-    ),
-)
-findings(
-    "bbq/fig13",
-    finding("BBQ: the 10 ms flow gets about its fair share (>= 0.4)", "share", ">=", 0.4, flow=0, when=_BBQ),
-    finding("BBQ keeps the link busy (utilization >= 0.9)", "utilization", ">=", 0.9, when=_BBQ),
-)
-findings(
-    "bbq/fig17",
-    finding(
-        "BBR: the shorter-RTT flow gets less than half, for every RTT pair",
-        "share",
-        "<",
-        0.5,
-        flow=0,
-        when=_BBR,
-    ),
-    finding(
-        "BBQ: the shorter-RTT flow gets about its fair share (>= 0.4), for every pair",
-        "share",
-        ">=",
-        0.4,
-        flow=0,
-        when=_BBQ,
-    ),
 )

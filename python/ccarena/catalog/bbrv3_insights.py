@@ -19,8 +19,6 @@ from .base import (
     bdp,
     box,
     cdf,
-    finding,
-    findings,
     lines,
     mbps,
     mean,
@@ -244,21 +242,45 @@ register(
 )
 
 
+#: fig9's two switches of the modified BBR (Sec. IV-B), swept as run labels.
+EXTRA_ACKED = "flows.0.cc_params.extra_acked"
+OFFLOAD_BUDGET = "flows.0.cc_params.offload_budget"
+
+
 def build_fig9(quick: bool) -> dict[str, Any]:
+    # Setup fix (Sec. IV-B): the paper also runs 100 Mbit/s, 10 ms, 32 flows
+    # with a BBR whose extra_acked allowance, and separately whose offload
+    # budget, is disabled (median QD 2.73 and 3.67 RTTmin). The full form adds
+    # these two points: the grid is written out as one zipped group whose two
+    # switches are true everywhere but there. The quick form keeps its grid
+    # and carries the switches as one-value axes (same runs, same labels).
     doc = base("fig9", quick, [{"cc": "bbr3", "count": 2}])
-    return with_sweep(
-        doc,
-        _reps(quick),
-        axes={
-            "flows.0.count": [2, 8, 32] if quick else [2, 4, 8, 16, 32],
-            "bottleneck.rate": mbps([100] if quick else [100, 1000]),
-            "path.rtt": ms([10, 50]),
-        },
-    )
+    counts = [2, 8, 32] if quick else [2, 4, 8, 16, 32]
+    rates = mbps([100] if quick else [100, 1000])
+    rtts = ms([10, 50])
+    if quick:
+        return with_sweep(
+            doc,
+            _reps(quick),
+            axes={
+                "flows.0.count": counts,
+                "bottleneck.rate": rates,
+                "path.rtt": rtts,
+                EXTRA_ACKED: [True],
+                OFFLOAD_BUDGET: [True],
+            },
+        )
+    grid = [(n, r, t, True, True) for n in counts for r in rates for t in rtts]
+    grid += [(32, "100Mbps", "10ms", False, True), (32, "100Mbps", "10ms", True, False)]
+    keys = ("flows.0.count", "bottleneck.rate", "path.rtt", EXTRA_ACKED, OFFLOAD_BUDGET)
+    return with_sweep(doc, _reps(quick), axes={"zip": {k: [g[i] for g in grid] for i, k in enumerate(keys)}})
 
 
 def figure_fig9(exp: Any, out: Path, quick: bool) -> list:
     runs = exp.runs.copy()
+    for switch in (EXTRA_ACKED, OFFLOAD_BUDGET):  # the modified-BBR runs are findings, not drawn
+        if switch in runs:
+            runs = runs[runs[switch].astype(bool)]
     runs["qdelay_rttmin"] = runs["qdelay_mean_ms"] / [float(v[:-2]) for v in runs["path.rtt"]]
     runs["rate, RTT"] = [f"{r}, {t}" for r, t in zip(runs["bottleneck.rate"], runs["path.rtt"], strict=True)]
     return mean(
@@ -272,7 +294,11 @@ register(
     ["cc:bbr3"],
     build_fig9,
     figure_fig9,
-    notes="The extra runs with extra_acked or the offload budget off are not part of this sweep.",
+    notes=(
+        "The full form adds the paper's two runs at 100 Mbit/s, 10 ms, 32 flows with extra_acked or the "
+        "offload budget off (flows.0.cc_params.extra_acked / offload_budget = false); they are checked "
+        "as findings, not drawn."
+    ),
 )
 
 
@@ -342,9 +368,11 @@ def build_table1(quick: bool) -> dict[str, Any]:
         rtt="10ms",
         duration="40s" if quick else "60s",
     )
+    # Setup fix (Table I: the median of 30 runs, as every experiment of Sec.
+    # III-D): 30 repetitions in the full form (were 10). fig12 keeps ten.
     return with_sweep(
         doc,
-        1 if quick else 10,
+        _reps(quick),
         axes={
             "flows.0.ack_jitter.model": ["slotted", "per_packet"],
             "flows.0.ack_jitter.max": ms([10, 40] if quick else [10, 20, 40]),
@@ -394,6 +422,8 @@ def build_fig12(quick: bool) -> dict[str, Any]:
     doc["bottleneck"]["buffer"] = "8BDP"
     for k in ("bottleneck.rate", "bottleneck.buffer"):
         doc["sweep"].pop(k, None)
+    if not quick:
+        doc["sweep"]["repeats"] = 10  # Fig. 12: ten consecutive runs (table1 has 30)
     return doc
 
 
@@ -737,149 +767,4 @@ register(
     figure_fig15,
     notes=_TRACE,
     options=("trace",),
-)
-
-
-# --------------------------------------------------------------------------- the paper's findings
-# From the paper (BBRv3 insights): one BBRv3 flow keeps the queue short outside
-# its ProbeBW REFILL/UP probes; jitter and high rates make it overestimate the
-# bottleneck rate and build a queue; several flows (or a late one) push the
-# queue up (cwnd-limited at about 2 BDP in flight); two same-RTT flows converge
-# to a fair share; with a jittery and a clean flow, the clean one prevails in
-# shallow buffers (0.8 and 1 BDP). Queueing delays are in ms here; thresholds
-# are fractions of RTTmin, as the paper plots them.
-
-findings(
-    "bbrv3-insights/fig4",
-    finding(
-        "outside its probes the queue stays nearly empty: median queueing delay < 0.1 RTTmin (5 ms)",
-        "qdelay_p50_ms",
-        "<",
-        5.0,
-    ),
-)
-findings(
-    "bbrv3-insights/fig5",
-    finding(
-        "at 100 Mbit/s BBRv3 keeps the median queueing delay below 0.1 RTTmin (5 ms)",
-        "qdelay_p50_ms",
-        "<",
-        5.0,
-        when={"flows.0.cc": "bbr3", "bottleneck.rate": "100Mbps"},
-    ),
-)
-findings(
-    "bbrv3-insights/fig6",
-    finding(
-        "with 1 ms jitter, and at 1 Gbit/s, BBRv3 overestimates the rate and builds a queue: "
-        "p95 queueing delay above 0.1 RTTmin (1 ms)",
-        "qdelay_p95_ms",
-        ">",
-        1.0,
-    ),
-)
-findings(
-    "bbrv3-insights/fig7",
-    finding(
-        "at RTTmin 50 ms the queue stays short: median queueing delay < 0.1 RTTmin (5 ms)",
-        "qdelay_p50_ms",
-        "<",
-        5.0,
-        when={"path.rtt": "50ms"},
-    ),
-)
-findings(
-    "bbrv3-insights/fig8",
-    finding(
-        "two flows in a 0.8 BDP buffer lose packets (retransmission rate > 0)",
-        "retrans_rate",
-        ">",
-        0.0,
-        when={"bottleneck.buffer": "0.8BDP"},
-    ),
-    *[
-        finding(
-            f"two flows in an 8 BDP buffer keep the queue under 1 RTTmin (p95 < {r} ms, RTTmin {r} ms)",
-            "qdelay_p95_ms",
-            "<",
-            float(r),
-            when={"bottleneck.buffer": "8BDP", "path.rtt": f"{r}ms"},
-        )
-        for r in (10, 50)
-    ],
-)
-findings(
-    "bbrv3-insights/fig9",
-    finding(
-        "32 flows push the queue up: median queueing delay >= 0.5 RTTmin (5 ms at 10 ms)",
-        "qdelay_p50_ms",
-        ">=",
-        5.0,
-        when={"flows.0.count": 32, "path.rtt": "10ms"},
-    ),
-)
-findings(
-    "bbrv3-insights/fig10",
-    finding(
-        "the two flows converge to a fair share (Jain >= 0.9) whatever the late start", "jain", ">=", 0.9
-    ),
-)
-findings(
-    "bbrv3-insights/fig11",
-    finding(
-        "the two bw estimates add up above the link rate: a standing queue, median > 0.1 RTTmin (1 ms)",
-        "qdelay_p50_ms",
-        ">",
-        1.0,
-    ),
-    finding("the goodputs converge (Jain >= 0.9)", "jain", ">=", 0.9),
-)
-findings(
-    "bbrv3-insights/table1",
-    *[
-        finding(
-            f"the flow without jitter prevails at {b} BDP (jitter flow's share < 0.5)",
-            "share",
-            "<",
-            0.5,
-            flow=0,
-            when={"bottleneck.buffer": f"{b}BDP"},
-        )
-        for b in ("0.8", "1")
-    ],
-)
-findings(
-    "bbrv3-insights/fig12",
-    # extra_acked is not in the run tables: the share it buys the jitter flow
-    finding(
-        "at 8 BDP the jitter flow is not starved (share >= 0.4): its jitter estimate (extra_acked) "
-        "grows with the jitter and covers it",
-        "share",
-        ">=",
-        0.4,
-        flow=0,
-    ),
-)
-# The trace carries about 1.25 of 3 Gbit/s on average, so neither CCA is
-# link-limited: checked as its consequence, every flow of the replayed
-# window completes within the run (a NaN FCT fails). Not as a utilization
-# near 0.42: a few seconds of a workload whose sizes have a tail exponent
-# of 0.58 offer anywhere from 0.4 to 2.5 Gbit/s (trace_like(10 s), seeds
-# 0-19), and the run's utilization also counts the drain after the arrivals.
-_LOAD = "the trace's load (about 1.25 of 3 Gbit/s) does not fill the link: every flow of the window completes"
-findings("bbrv3-insights/fig13", finding(_LOAD, "fct_s", ">", 0.0, scope="flow"))
-findings("bbrv3-insights/fig14", finding(f"{_LOAD}, with either CCA", "fct_s", ">", 0.0, scope="flow"))
-findings(
-    "bbrv3-insights/fig15",
-    *[
-        finding(
-            f"BBRv3 keeps the queue under 1 RTTmin for the trace's flows (p95 < {r} ms at RTTmin {r} ms)",
-            "qdelay_p95_ms",
-            "<",
-            float(r),
-            when={"description": f"{cfg} / bbr3", "path.rtt": f"{r}ms"},
-        )
-        for cfg in ("Collapsed",)
-        for r in (10, 50)
-    ],
 )

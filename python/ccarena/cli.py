@@ -174,9 +174,10 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
         sp.add_argument(
             "--executor",
-            choices=["local", "ray"],
+            choices=["local", "ray", "linux"],
             default="local",
-            help="local process pool or a Ray cluster",
+            help="local process pool, a Ray cluster, or the Linux backend (the kernel's TCP, one run at a "
+            "time, as root; points it cannot run here are left out)",
         )
         sp.add_argument("--address", metavar="ADDR", help="Ray cluster address (default: start a local Ray)")
         sp.add_argument("--force", action="store_true", help="re-run runs that are already there")

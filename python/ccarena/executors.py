@@ -16,14 +16,26 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .runner import simulate, simulate_portable, store_portable, store_run
 
-__all__ = ["EXECUTORS", "Job", "default_jobs", "run_job", "run_local", "run_ray"]
+__all__ = [
+    "EXECUTORS",
+    "Job",
+    "default_jobs",
+    "linux_refusal",
+    "run_job",
+    "run_linux",
+    "run_local",
+    "run_ray",
+]
 
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "ray", "linux")
+#: The fastest link the Linux backend emulates trustworthily on this
+#: project's 2-core machines (docs/validation.md, "Accuracy").
+LINUX_MAX_RATE_BPS = 500_000_000
 
 #: ``on_done(job, error)``: called in the driver once per job, ``error`` None on success.
 OnDone = Callable[["Job", BaseException | None], None]
@@ -163,3 +175,34 @@ def run_ray(jobs: Sequence[Job], address: str | None, workers: int | None, on_do
     finally:
         if started:
             ray.shutdown()
+
+
+def linux_refusal(normalized: dict) -> str | None:
+    """Why the Linux backend cannot run this point here (None when it can):
+    an algorithm the kernel has no module for, or a link faster than it
+    emulates trustworthily on these machines."""
+    from .linux.modules import KERNEL_CC
+
+    for f in normalized.get("flows", []):
+        if f.get("cc") not in KERNEL_CC:
+            return f"{f.get('cc')}: the kernel here has no such module"
+    links = normalized.get("links") or [normalized.get("bottleneck") or {}]
+    fastest = max((int(x.get("rate_bps") or 0) for x in links), default=0)
+    if fastest > LINUX_MAX_RATE_BPS:
+        most = LINUX_MAX_RATE_BPS / 1e6
+        return f"{fastest / 1e6:g} Mbit/s: above the {most:g} Mbit/s this backend emulates here"
+    return None
+
+
+def run_linux(jobs: Sequence[Job], scenarios: Mapping[int, object], on_done: OnDone) -> None:
+    """Run ``jobs`` on the Linux backend, one at a time (each owns the
+    machine's timing while it runs); a run directory is a kernel run, kept."""
+    from .linux import execute
+
+    for job in jobs:
+        try:
+            execute(scenarios[job.index], job.target)  # type: ignore[arg-type]
+        except Exception as e:
+            on_done(job, RunError(f"{type(e).__name__}: {e}"))
+        else:
+            on_done(job, None)

@@ -318,7 +318,7 @@ def run_sweep(
     ``progress`` draws a progress bar on stderr (default: when it is a
     terminal). Raises ``ScenarioError`` for a bad scenario or sweep (before
     anything runs), ``SweepError`` when runs failed (after the others ran)."""
-    from .executors import EXECUTORS, Job, default_jobs, run_local, run_ray
+    from .executors import EXECUTORS, Job, default_jobs, linux_refusal, run_linux, run_local, run_ray
 
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r}: use one of {', '.join(EXECUTORS)}")
@@ -337,6 +337,9 @@ def run_sweep(
     write_bytes_atomic(directory / EXPERIMENT_FILE, meta_bytes)
 
     todo: list[Job] = []
+    scenarios: dict[int, Scenario] = {}
+    #: Points the Linux backend cannot run here (``linux`` executor), and why.
+    skipped: dict[str, str] = {}
     seen: set[str] = set()
     seconds: dict[int, float] = {}
     run_s = 0.0
@@ -349,6 +352,12 @@ def run_sweep(
         target = directory / p.scenario.short_hash
         if not force and is_complete(target, p.hash):
             continue
+        if executor == "linux":
+            why = linux_refusal(p.scenario.normalized)
+            if why is not None:
+                skipped[p.label()] = why
+                continue
+            scenarios[p.index] = p.scenario
         todo.append(Job(p.index, p.scenario.core_json, p.hash, str(target)))
         seconds[p.index] = run_s
     # Longest first (ties in point order): the workers take runs in this
@@ -377,6 +386,8 @@ def run_sweep(
             bar.start()
         if executor == "ray":
             run_ray(todo, address, jobs, on_done)
+        elif executor == "linux":
+            run_linux(todo, scenarios, on_done)
         else:
             run_local(todo, workers, on_done)
     finally:
@@ -388,6 +399,7 @@ def run_sweep(
     exp = Experiment(directory, meta, runs)
     exp.cached = cached  # type: ignore[attr-defined]
     exp.ran = len(todo) - len(failures)  # type: ignore[attr-defined]
+    exp.skipped = skipped  # type: ignore[attr-defined]
     if failures:
         raise SweepError(exp, failures)
     return exp

@@ -171,12 +171,14 @@ def write_findings_csv(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def experiment_dir(
-    entry: Entry, doc: dict[str, Any], quick: bool, root: Path, narrowed: bool = False
+    entry: Entry, doc: dict[str, Any], quick: bool, root: Path, narrowed: bool = False, linux: bool = False
 ) -> Path:
-    """``root/NAME[-quick]``; a narrowed sweep (``--at``, ``--repeats``) gets
-    its own directory, ``NAME[-quick]-at-HASH`` (the start of the sha256 of
-    its sweep), so it never rewrites the whole form's index or figures."""
+    """``root/NAME[-quick][-linux]``; a narrowed sweep (``--at``,
+    ``--repeats``) gets its own directory, ``NAME[-quick]-at-HASH`` (the start
+    of the sha256 of its sweep), so it never rewrites the whole form's index
+    or figures; the kernel's runs (``--executor linux``) their own."""
     name = str(doc.get("name", entry.id.replace("/", "-"))) + ("-quick" if quick else "")
+    name += "-linux" if linux else ""
     if narrowed:
         digest = hashlib.sha256(json.dumps(doc.get("sweep"), sort_keys=True).encode()).hexdigest()
         name += f"-at-{digest[:8]}"
@@ -235,9 +237,14 @@ def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
         if narrowed:
             doc = {**doc, "sweep": narrow(doc.get("sweep"), at, repeats, entry.id)}
         scn = Scenario.from_dict(doc, source=entry.id)
-        directory = experiment_dir(entry, doc, args.quick, root, narrowed)
+        linux = getattr(args, "executor", "local") == "linux"
+        directory = experiment_dir(entry, doc, args.quick, root, narrowed, linux)
         out.print(Text.assemble((entry.id, "bold"), f"{' (quick)' if args.quick else ''}: {entry.title}"))
         exp, code = run_experiment(scn, args, out, err, directory)
+        skipped = getattr(exp, "skipped", {})
+        if skipped:
+            reasons = sorted(set(skipped.values()))
+            out.print(f"left out on the kernel: {len(skipped)} point(s) ({'; '.join(reasons[:3])})")
         fig_dir = directory / entry.id.split("/", 1)[1]
         fig_dir.mkdir(parents=True, exist_ok=True)
         drawn = entry.figure(exp, fig_dir, args.quick, **opts) if len(exp.runs) else []

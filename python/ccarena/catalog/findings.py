@@ -216,8 +216,10 @@ class Compare:
         mb = Measured.of(self.b.values(Runs(exp, self.at_b)))
         if ma.n == 0 or mb.n == 0:
             return None, "no run at one of the points"
+        if self.ratio and mb.mean == 0:  # judged before dividing: a float / 0.0 raises
+            return None, f"{ma.text(self.a.unit)} vs {mb.text(self.b.unit)}"
         lhs = ma.mean / mb.mean if self.ratio else ma.mean - mb.mean
-        if math.isnan(lhs) or (self.ratio and mb.mean == 0):
+        if math.isnan(lhs):
             return None, f"{ma.text(self.a.unit)} vs {mb.text(self.b.unit)}"
         return OPS[self.op](lhs, self.margin), f"{ma.text(self.a.unit)} vs {mb.text(self.b.unit)}"
 

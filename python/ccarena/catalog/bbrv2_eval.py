@@ -17,8 +17,6 @@ from typing import Any
 from .base import (
     bdp,
     cdf,
-    finding,
-    findings,
     heatmap,
     lines,
     mbps,
@@ -29,7 +27,6 @@ from .base import (
     register,
     run_means,
     scenario,
-    when_json,
     with_sweep,
 )
 
@@ -661,11 +658,14 @@ register(
 
 def build_fig22(quick: bool) -> dict[str, Any]:
     doc = base("fig22", quick, [{"cc": "cubic", "count": 100}], loss="0%")
+    # The paper's other arm is CUBIC "without enabling TCP pacing" (Sec. 5.9;
+    # its scripts remove the hosts' qdisc): pacing "internal", which leaves
+    # CUBIC unpaced. It was {"mode": "fq"}, which paces CUBIC at 1.2 cwnd/srtt.
     return with_sweep(
         doc,
         _reps(quick),
         axes={
-            "flows.0.pacing": [{"mode": "fq"}, {"mode": "fq", "max_rate": "8.5Mbps"}],
+            "flows.0.pacing": [{"mode": "internal"}, {"mode": "fq", "max_rate": "8.5Mbps"}],
             "path.loss": ["0%"] if quick else ["0%", "1%"],
             "bottleneck.buffer": bdp([0.1, 1, 10] if quick else [0.1, 0.5, 1, 2, 5, 10, 20]),
         },
@@ -675,7 +675,7 @@ def build_fig22(quick: bool) -> dict[str, Any]:
 def figure_fig22(exp: Any, out: Path, quick: bool) -> list:
     runs = exp.runs.copy()
     runs["pacing"] = [
-        "fq, 8.5 Mbit/s maxrate" if "max_rate" in str(p) else "fq, no maxrate" for p in runs["flows.0.pacing"]
+        "fq, 8.5 Mbit/s maxrate" if "max_rate" in str(p) else "not paced" for p in runs["flows.0.pacing"]
     ]
     runs["aggregate_mbps"] = runs["utilization"] * runs["rate_mbps"]
     drawn = []
@@ -705,335 +705,4 @@ register(
     ["cc:cubic", "loss", "pacing_max_rate"],
     build_fig22,
     figure_fig22,
-)
-
-
-# --------------------------------------------------------------------------- the paper's findings
-# From the paper (Kfoury et al.): BBRv2 tolerates much more random loss than
-# loss-based CCAs, slightly less than BBRv1; it coexists better with CUBIC and
-# retransmits less than BBRv1; it keeps queueing delay low even in large
-# buffers; with tail drop and large buffers BBRv2 and CUBIC share unfairly,
-# which FQ-CoDel and CAKE repair; small buffers give BBRv2 flows better
-# fairness among themselves; BBR flows finish sooner than CUBIC's when there is
-# loss. "Low" retransmission is read as below BBRv2's own 2% loss threshold.
-
-
-def _at(**kw: Any) -> dict[str, Any]:
-    return {k.replace("__", "."): v for k, v in kw.items()}
-
-
-findings(
-    "bbrv2-eval/fig4",
-    finding(
-        "small buffers give BBRv2 flows good fairness: Jain >= 0.9 at 0.1 BDP",
-        "jain",
-        ">=",
-        0.9,
-        when=_at(flows__0__cc="bbr2", bottleneck__buffer="0.1BDP"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig5",
-    *[
-        finding(
-            f"{name} fills the link even with a 0.1 BDP buffer (utilization >= 0.9)",
-            "utilization",
-            ">=",
-            0.9,
-            when=_at(flows__0__cc=cc, bottleneck__buffer="0.1BDP"),
-        )
-        for cc, name in (("bbr1", "BBRv1"), ("bbr2", "BBRv2"))
-    ],
-)
-findings(
-    "bbrv2-eval/fig6",
-    finding(
-        "with 1% loss CUBIC's 100 flows together stay below 90% of the link",
-        "goodput_mbps",
-        "<",
-        900.0,
-        group=0,
-        when=_at(flows__0__cc="cubic"),
-    ),
-    finding(
-        "with 1% loss BBRv2's 100 flows together keep at least 90% of the link",
-        "goodput_mbps",
-        ">=",
-        900.0,
-        group=0,
-        when=_at(flows__0__cc="bbr2"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig7",
-    finding(
-        "with 1% loss CUBIC does not fill the link (utilization < 0.9)",
-        "utilization",
-        "<",
-        0.9,
-        when=_at(flows__0__cc="cubic"),
-    ),
-    *[
-        finding(
-            f"with 1% loss {name} still fills the link (utilization >= 0.9)",
-            "utilization",
-            ">=",
-            0.9,
-            when=_at(flows__0__cc=cc),
-        )
-        for cc, name in (("bbr1", "BBRv1"), ("bbr2", "BBRv2"))
-    ],
-)
-findings(
-    "bbrv2-eval/fig8",
-    finding(
-        "BBRv2 keeps retransmissions low (< 2%) at 0.02 BDP for every N",
-        "retrans_rate",
-        "<",
-        0.02,
-        when=_at(flows__0__cc="bbr2"),
-    ),
-    finding(
-        "BBRv1 retransmits heavily with 100 flows at 0.02 BDP (> 2%)",
-        "retrans_rate",
-        ">",
-        0.02,
-        when=_at(flows__0__cc="bbr1", flows__0__count=100),
-    ),
-)
-findings(
-    "bbrv2-eval/fig9",
-    finding(
-        "BBRv2 keeps the RTT low in a 100 BDP buffer (mean RTT < 2 x 30 ms)",
-        "mean_rtt_ms",
-        "<",
-        60.0,
-        when=_at(flows__0__cc="bbr2", bottleneck__buffer="100BDP"),
-    ),
-    finding(
-        "CUBIC fills a 100 BDP buffer (mean RTT > 2 x 30 ms)",
-        "mean_rtt_ms",
-        ">",
-        60.0,
-        when=_at(flows__0__cc="cubic", bottleneck__buffer="100BDP"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig10",
-    finding(
-        "CUBIC's throughput collapses at 1% loss (utilization < 0.5)",
-        "utilization",
-        "<",
-        0.5,
-        when=_at(flows__0__cc="cubic", path__loss="1%"),
-    ),
-    finding(
-        "BBRv2 tolerates 1% loss (utilization >= 0.5)",
-        "utilization",
-        ">=",
-        0.5,
-        when=_at(flows__0__cc="bbr2", path__loss="1%"),
-    ),
-    finding(
-        "BBRv1 tolerates even 5% loss (utilization >= 0.5)",
-        "utilization",
-        ">=",
-        0.5,
-        when=_at(flows__0__cc="bbr1", path__loss="5%"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig11",
-    finding(
-        "BBRv1 takes most of the bandwidth from CUBIC in a 0.5 BDP buffer",
-        "share",
-        ">",
-        0.5,
-        group=0,
-        when=_at(flows__0__cc="bbr1", bottleneck__buffer="0.5BDP"),
-    ),
-    finding(
-        "BBRv2 coexists with CUBIC at 2 BDP without loss (Jain >= 0.8)",
-        "jain",
-        ">=",
-        0.8,
-        when=_at(flows__0__cc="bbr2", bottleneck__buffer="2BDP", path__loss="0%"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig12",
-    *[
-        finding(
-            f"{m} BBRv2 vs {n} CUBIC at 1 BDP: BBRv2's share near the ideal 0.5 (+- 0.15)",
-            "share",
-            "==",
-            0.5,
-            group=0,
-            tolerance=0.15,
-            when=_at(flows__0__count=m, flows__1__count=n),
-        )
-        for m, n in ((1, 1), (5, 5))
-    ],
-)
-findings(
-    "bbrv2-eval/fig13",
-    finding(
-        "1 CUBIC vs 1 BBRv2 at 1 BDP without loss share the link (Jain >= 0.8) at every rate and delay",
-        "jain",
-        ">=",
-        0.8,
-        when=_at(bottleneck__buffer="1BDP", path__loss="0%"),
-    ),
-)
-_FQ = when_json
-findings(
-    "bbrv2-eval/fig14",
-    finding(
-        "BBRv1 with tail drop at 10 BDP: the 50 ms flow takes most of the bandwidth",
-        "share",
-        ">",
-        0.5,
-        flow=1,
-        when=_at(flows__0__cc="bbr1", bottleneck__qdisc="taildrop", bottleneck__buffer="10BDP"),
-    ),
-    finding(
-        "BBRv2 mitigates the RTT unfairness (tail drop, 10 BDP: Jain >= 0.8)",
-        "jain",
-        ">=",
-        0.8,
-        when=_at(flows__0__cc="bbr2", bottleneck__qdisc="taildrop", bottleneck__buffer="10BDP"),
-    ),
-    finding(
-        "FQ-CoDel makes the 10 ms and 50 ms flows share fairly (Jain >= 0.9), both CCAs, every buffer",
-        "jain",
-        ">=",
-        0.9,
-        when=_at(bottleneck__qdisc="fq_codel"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig15",
-    finding(
-        "BBRv2 retransmits little (< 2%) at every buffer and AQM",
-        "retrans_rate",
-        "<",
-        0.02,
-        when=_at(flows__0__cc="bbr2"),
-    ),
-    finding(
-        "BBRv1 retransmits heavily in a 0.1 BDP tail-drop buffer (> 2%)",
-        "retrans_rate",
-        ">",
-        0.02,
-        when=_at(flows__0__cc="bbr1", bottleneck__qdisc="taildrop", bottleneck__buffer="0.1BDP"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig16",
-    *[
-        finding(
-            f"{name}'s 100 flows finish near the ideal at 0.1 BDP: their rates sum to >= 90% of the link",
-            "goodput_mbps",
-            ">=",
-            900.0,
-            group=0,
-            when=_at(flows__0__cc=cc, bottleneck__buffer="0.1BDP", path__loss="0%"),
-        )
-        for cc, name in (("bbr1", "BBRv1"), ("bbr2", "BBRv2"))
-    ],
-)
-findings(
-    "bbrv2-eval/fig17",
-    finding(
-        "BBRv2 and CUBIC flows finish in similar times at 1 BDP (BBRv2's rate share 0.5 +- 0.15)",
-        "share",
-        "==",
-        0.5,
-        group=1,
-        tolerance=0.15,
-        when=_at(bottleneck__buffer="1BDP"),
-    ),
-    finding(
-        "with tail drop and a large buffer (10 BDP) CUBIC's flows get more (CUBIC's share > 0.5)",
-        "share",
-        ">",
-        0.5,
-        group=0,
-        when=_at(bottleneck__buffer="10BDP"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig18",
-    finding(
-        "BBRv1's flows finish sooner than CUBIC's in a 0.1 BDP buffer (BBRv1's rate share > 0.5)",
-        "share",
-        ">",
-        0.5,
-        group=1,
-        when=_at(bottleneck__buffer="0.1BDP"),
-    ),
-)
-findings(
-    "bbrv2-eval/fig19",
-    finding(
-        "with 1% loss BBRv2's flows finish sooner than CUBIC's, every buffer (BBRv2's rate share > 0.5)",
-        "share",
-        ">",
-        0.5,
-        group=1,
-    ),
-)
-findings(
-    "bbrv2-eval/fig20",
-    finding(
-        "with 1% loss BBRv1's flows finish sooner than CUBIC's, every buffer (BBRv1's rate share > 0.5)",
-        "share",
-        ">",
-        0.5,
-        group=1,
-    ),
-)
-
-
-def _aqm(name: str) -> str:
-    return _FQ({"rate": "1Gbps", "bdp_rtt": "20ms", "burst": "500KB", **AQMS[name]})
-
-
-findings(
-    "bbrv2-eval/fig21",
-    *[
-        finding(
-            f"{label} repairs BBRv2/CUBIC fairness: Jain >= 0.9 at every buffer",
-            "jain",
-            ">=",
-            0.9,
-            when={"bottleneck": _aqm(aqm)},
-        )
-        for aqm, label in (("fq_codel", "FQ-CoDel"), ("cake", "CAKE"))
-    ],
-    finding(
-        "with tail drop and a 10 BDP buffer BBRv2 and CUBIC share unfairly (Jain < 0.9)",
-        "jain",
-        "<",
-        0.9,
-        when={"bottleneck": _aqm("taildrop"), "bottleneck.buffer": "10BDP"},
-    ),
-)
-_PACED = when_json({"mode": "fq", "max_rate": "8.5Mbps"})
-findings(
-    "bbrv2-eval/fig22",
-    finding(
-        "pacing every CUBIC flow at 8.5 Mbit/s makes the 100 flows share fairly (Jain >= 0.9)",
-        "jain",
-        ">=",
-        0.9,
-        when={"flows.0.pacing": _PACED},
-    ),
-    finding(
-        "paced at 8.5 Mbit/s the 100 flows use at most 850 Mbit/s (utilization <= 0.86)",
-        "utilization",
-        "<=",
-        0.86,
-        when={"flows.0.pacing": _PACED},
-    ),
 )

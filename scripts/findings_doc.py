@@ -106,7 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     runs = tables / "runs.csv"
     if runs.is_file():
-        lines += ["## What was run", "", "| id | form | runs | wall s | peak RSS MiB | reduced |", "|---|---|---|---|---|---|"]
+        lines += [
+            "## What was run",
+            "",
+            "| id | form | runs | wall s | peak RSS MiB | reduced |",
+            "|---|---|---|---|---|---|",
+        ]
         with runs.open(newline="") as f:
             for r in csv.DictReader(f):
                 lines.append(

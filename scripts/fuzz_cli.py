@@ -254,8 +254,8 @@ def _valid(doc: dict[str, Any], source: str) -> bool:
 
 
 def seeds() -> list[Seed]:
-    """The example scenarios, the catalog's (quick form, findings as
-    ``[[expect]]``) and one with every feature, each cheap to validate."""
+    """The example scenarios, the catalog's (quick form) and one with
+    every feature, each cheap to validate."""
     import tomllib
 
     from ccarena.catalog import REGISTRY
@@ -273,8 +273,6 @@ def seeds() -> list[Seed]:
         out.append(Seed(p.stem, small(tomllib.loads(text), p.stem), text))
     for id_, entry in REGISTRY.items():
         doc = entry.build(True, **{k: None for k in entry.options})
-        if entry.findings:
-            doc["expect"] = entry.findings
         d = small(doc, id_)
         out.append(Seed(id_, d, dumps(d)))
     out.append(Seed("rich", copy.deepcopy(RICH), dumps(RICH)))

@@ -32,45 +32,6 @@ def test_every_paper_has_ids_and_every_id_builds():
             assert e.build(True) != e.build(False) or e.id.startswith("bbq/fig1"), e.id
 
 
-def test_every_id_has_the_papers_findings():
-    """1-3 finding rows per id, valid [[expect]] tables with a finding text,
-    whose ``when`` selects keys and values of the id's full sweep."""
-    from ccarena.expect import parse_expectations
-    from ccarena.sweep import column_name
-
-    for e in REGISTRY.values():
-        rows = e.findings
-        assert 1 <= len(rows) <= 3, e.id
-        parsed = parse_expectations(rows, e.id)
-        assert all(x.name for x in parsed), e.id
-        sweep = parse_sweep(e.build(False).get("sweep"), e.id)
-        values = {column_name(k): [str(v) for v in vs] for k, vs in _swept(e.build(False)).items()}
-        for x in parsed:
-            for k, v in x.when.items():
-                assert k in values, (e.id, k, sorted(values))
-                assert str(v) in values[k], (e.id, k, v, values[k])
-        assert sweep.size >= 1
-
-
-def _swept(doc: dict) -> dict:
-    """Swept key -> its values (zip groups flattened; table values as the run table records them)."""
-    from ccarena.catalog.base import when_json
-
-    out: dict = {}
-
-    def add(k, vs):
-        out[k] = [v if isinstance(v, str | int | float) else when_json(v) for v in vs]
-
-    for k, v in (doc.get("sweep") or {}).items():
-        if k == "zip":
-            for group in v if isinstance(v, list) else [v]:
-                for k2, vs in group.items():
-                    add(k2, vs)
-        elif k != "repeats":
-            add(k, v)
-    return out
-
-
 def test_capabilities_follow_the_core():
     from ccarena import _core
 

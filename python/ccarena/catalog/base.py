@@ -27,7 +27,7 @@ else:
     plots = lazy("ccarena.plots")
     common = lazy("ccarena.plots.common")
 
-__all__ = ["FINDINGS", "REGISTRY", "Entry", "finding", "findings", "register"]
+__all__ = ["REGISTRY", "Entry", "register"]
 
 Build = Callable[..., dict[str, Any]]
 Figure = Callable[..., "list[Drawn]"]
@@ -60,10 +60,12 @@ class Entry:
         return self.id.split("/")[0]
 
     @property
-    def findings(self) -> list[dict[str, Any]]:
-        """The paper's qualitative findings for this id, as ``[[expect]]``
-        tables whose ``name`` is the finding's text (see ``findings``)."""
-        return [dict(f) for f in FINDINGS.get(self.id, [])]
+    def findings(self) -> list[Any]:
+        """The paper's findings for this id, as the paper states them
+        (``catalog.findings``)."""
+        from .findings import of_id
+
+        return of_id(self.id)
 
 
 REGISTRY: dict[str, Entry] = {}
@@ -83,27 +85,6 @@ def register(
     e = Entry(id, title, frozenset(needs), build, figure, notes, options=frozenset(options))
     REGISTRY[id] = e
     return e
-
-
-# --------------------------------------------------------------------------- findings
-
-# id -> the paper's findings as expectation tables (metric/op/value/scope/
-# flow/group/when/tolerance, ``name`` = the finding in words). ``ccarena
-# reproduce`` checks them like a scenario's [[expect]] and prints which hold;
-# unlike [[expect]] they do not change its exit status: a finding that does not
-# hold is a result of the reproduction, not a failure of the tool.
-FINDINGS: dict[str, list[dict[str, Any]]] = {}
-
-
-def finding(text: str, metric: str, op: str, value: float, **where: Any) -> dict[str, Any]:
-    """One finding as an expectation table: ``where`` takes ``scope``,
-    ``flow``, ``group``, ``when`` and ``tolerance`` as in [[expect]]."""
-    return {"name": text, "metric": metric, "op": op, "value": value, **where}
-
-
-def findings(id: str, *rows: dict[str, Any]) -> None:
-    """Attach the paper's findings to catalog id ``id`` (a second call adds rows)."""
-    FINDINGS.setdefault(id, []).extend(rows)
 
 
 def when_json(value: Any) -> str:

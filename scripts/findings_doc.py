@@ -15,7 +15,7 @@ reduced). The verdict of a finding:
   kernel-version effect, or a reading of the paper to revisit;
 - "model gap": ccarena and the kernel disagree on it (docs/validation.md);
 - "ccarena differs; no kernel": ccarena does not hold it and the kernel here
-  cannot run it (BBRv2, BBRv3, BBQ);
+  cannot run it (BBRv2, BBRv3, BBQ); "... kernel not yet run" where it can;
 - "not checked": no run at its points in the form that was run.
 """
 
@@ -43,7 +43,10 @@ def verdict(sim: dict[str, str] | None, kern: dict[str, str] | None) -> str:
     if s == "n/a":
         return "not checked"
     if k == "n/a":
-        return "reproduces" if s == "yes" else "ccarena differs; no kernel"
+        if s == "yes":
+            return "reproduces"
+        can = sim is not None and not sim.get("kernel", "none").startswith("none")
+        return "ccarena differs; kernel not yet run" if can else "ccarena differs; no kernel"
     if s == k:
         return "reproduces" if s == "yes" else "paper differs"
     return "model gap"
@@ -73,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         "and the kernel too or cannot run it); **paper differs** (ccarena and the kernel agree",
         "and the paper does not: a testbed or kernel-version effect); **model gap** (ccarena",
         "and the kernel disagree: docs/validation.md); **ccarena differs; no kernel** (the",
-        "kernel here cannot run it: BBRv2, BBRv3, BBQ); **not checked** (no run at its points).",
+        "kernel here cannot run it: BBRv2, BBRv3, BBQ; or **kernel not yet run**); **not",
+        "checked** (no run at its points in the form that was run).",
         "",
     ]
     counts: dict[str, int] = {}

@@ -48,6 +48,7 @@ from .host import ccarena_commit, host_info, utc_now
 from .modules import KERNEL_CC
 from .netns import Topology
 from .tables import build_tables, self_check
+from .testbeds import DEFAULT_TESTBED
 
 __all__ = [
     "BACKEND",
@@ -527,6 +528,8 @@ def run_meta(
         "kernel": kernel_version(),
         "linux": {
             "kernel": kernel_version(),
+            # Which kernel testbed (testbeds.py): this one's bottleneck is in user space.
+            "testbed": DEFAULT_TESTBED,
             # Where, when and with what the run was made (a kernel run
             # cannot be made again: its record says what would be needed).
             "started_utc": started_utc,

@@ -132,6 +132,7 @@ import pyarrow.parquet as pq
 from .linux import execute as execute_linux
 from .linux.gen import REVISION as GENERATOR_REVISION
 from .linux.gen import revision as generator_revision
+from .linux.testbeds import DEFAULT_TESTBED, REVISIONS
 from .results import Results
 from .scenario import Scenario, ScenarioError, read_toml
 from .stats import bh_adjust, permutation_p, turnaround_median
@@ -413,19 +414,25 @@ def select(
 SIM_ONLY_FIELDS = ("model", "hosts")
 
 
-def kernel_hash(scn: Scenario) -> str:
+def kernel_hash(scn: Scenario, testbed: str = DEFAULT_TESTBED) -> str:
     """The identity of a kernel run: the normalized scenario without
     ``SIM_ONLY_FIELDS``, so a simulator upgrade keeps the kernel's runs, and
-    the traffic generator's revision, so a generator change re-runs them."""
+    the traffic generator's revision, so a generator change re-runs them;
+    on a testbed other than the default (``linux.testbeds``), the testbed
+    and its revision, so each testbed's runs of a cell are kept apart."""
     doc = {k: v for k, v in json.loads(scn.core_json).items() if k not in SIM_ONLY_FIELDS}
     doc["linux_generator"] = generator_revision(doc)
+    if testbed != DEFAULT_TESTBED:
+        doc["linux_testbed"] = testbed
+        doc["linux_testbed_revision"] = REVISIONS[testbed]
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def run_dir(out: Path, scn: Scenario, backend: str) -> Path:
+def run_dir(out: Path, scn: Scenario, backend: str, testbed: str = DEFAULT_TESTBED) -> Path:
     if backend == "linux":
-        return out / "runs" / (kernel_hash(scn)[:16] + "-linux")
+        tail = "-linux" if testbed == DEFAULT_TESTBED else f"-linux-{testbed}"
+        return out / "runs" / (kernel_hash(scn, testbed)[:16] + tail)
     return out / "runs" / scn.hash[:16]
 
 
@@ -466,6 +473,8 @@ class KernelRun:
     #: (``METER_REVISION`` in crates/emu/src/turnaround.rs; 1 before the
     #: meter said).
     meter: int = 1
+    #: The kernel testbed it was made on (``linux.testbeds``).
+    testbed: str = DEFAULT_TESTBED
 
     @classmethod
     def load(cls, d: Path) -> KernelRun:
@@ -479,25 +488,29 @@ class KernelRun:
             str(res.meta.get("ccarena_version", "")),
             HostTable.of(linux.get("turnarounds")),
             int((linux.get("turnarounds") or {}).get("meter", 1)),
+            str(linux.get("testbed", DEFAULT_TESTBED)),
         )
 
 
 class KernelRuns:
-    """The kernel runs one conformance run can see: those under ``out``
-    (each loaded once) and those of a recorded ``reference``."""
+    """The kernel runs one conformance run can see on one testbed: those
+    under ``out`` (each loaded once) and those of a recorded ``reference``."""
 
-    def __init__(self, out: Path, reference: Mapping[str, KernelRun] | None = None) -> None:
+    def __init__(
+        self, out: Path, reference: Mapping[str, KernelRun] | None = None, testbed: str = DEFAULT_TESTBED
+    ) -> None:
         self.out = out
         self.reference = reference or {}
+        self.testbed = testbed
         self._loaded: dict[str, KernelRun] = {}
         self._set_aside: set[str] = set()
 
     def get(self, scn: Scenario) -> KernelRun | None:
         """The kernel run of ``scn``, or None if there is none yet."""
-        h = kernel_hash(scn)
+        h = kernel_hash(scn, self.testbed)
         if h in self._loaded:
             return self._loaded[h]
-        d = run_dir(self.out, scn, "linux")
+        d = run_dir(self.out, scn, "linux", self.testbed)
         if is_complete(d):
             self._loaded[h] = KernelRun.load(d)
             return self._loaded[h]
@@ -507,10 +520,10 @@ class KernelRuns:
         """Stop using the kernel run of ``scn`` so that it is made again:
         a recorded one is ignored from now on, one under ``out`` is moved to
         ``out/untrusted/`` (never deleted); returns where it went."""
-        h = kernel_hash(scn)
+        h = kernel_hash(scn, self.testbed)
         self._loaded.pop(h, None)
         self._set_aside.add(h)
-        d = run_dir(self.out, scn, "linux")
+        d = run_dir(self.out, scn, "linux", self.testbed)
         if not d.exists():
             return None
         dest = self.out / "untrusted" / d.name
@@ -565,7 +578,7 @@ def kernel_table(matrix: Matrix, cells: Sequence[Cell], kernel: KernelRuns) -> p
                 continue
             f = run.values.copy()
             head = {
-                "kernel_hash": kernel_hash(scn),
+                "kernel_hash": kernel_hash(scn, kernel.testbed),
                 "cell": cell.id,
                 "repeat": r,
                 "seed": seed,
@@ -748,7 +761,7 @@ def _run_cell(
                 run = None
             if run is None:
                 say(f"{cell.id} linux {r + 1}/{matrix.linux_repeats}")
-                execute_linux(scn, run_dir(out, scn, "linux"))
+                execute_linux(scn, run_dir(out, scn, "linux", kernel.testbed), testbed=kernel.testbed)
     # The simulator's side with the hosts the kernel runs measured (the
     # shipped table until they are all there).
     todo = []
@@ -1078,6 +1091,7 @@ def run_conformance(
     progress: Callable[[str], None] | None = None,
     retry_untrusted: bool = False,
     jobs: int = 1,
+    testbed: str = DEFAULT_TESTBED,
 ) -> Conformance:
     """Run the selected cells (skipping runs already there, and kernel runs
     the ``reference`` holds; the kernel's only with ``linux``), then judge
@@ -1087,12 +1101,13 @@ def run_conformance(
     ``kernel.parquet``, ``flows.csv``, ``conformance.png`` and
     ``report.html`` into ``out``. With ``retry_untrusted`` (and ``linux``)
     a selected cell's kernel runs whose self-checks failed are made again,
-    the old ones moved to ``out/untrusted/`` (``KernelRuns.set_aside``)."""
+    the old ones moved to ``out/untrusted/`` (``KernelRuns.set_aside``).
+    ``testbed``: the kernel testbed of the kernel's side (``linux.testbeds``)."""
     say = progress or (lambda m: None)
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     chosen = select(matrix.cells, groups, part, ids)
-    kernel = KernelRuns(out, reference)
+    kernel = KernelRuns(out, reference, testbed)
     todo: list[tuple[Scenario, Path]] = []
     for k, cell in enumerate(chosen):
         say(f"[{k + 1}/{len(chosen)}] {cell.id} {cell.label()}")

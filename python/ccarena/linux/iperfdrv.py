@@ -68,10 +68,14 @@ TCA_STATS2 = 7
 TCA_STATS_BASIC = 1
 TCA_STATS_QUEUE = 3
 TCP_ESTABLISHED = 1
-#: Every TCP state but TIME_WAIT (6) and NEW_SYN_RECV (12), which carry no tcp_info.
-DIAG_STATES = ((1 << 12) - 1) & ~(1 << 6)
+TCP_LISTEN = 10
+#: A socket's cookie when the request does not know it (INET_DIAG_NOCOOKIE).
+NO_COOKIE = 0xFFFFFFFF
 #: tcp_info, the algorithm's name and its own info (BBR's, through the Vegas bit).
 DIAG_EXT = (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_VEGASINFO - 1)) | (1 << (INET_DIAG_CONG - 1))
+#: A flow whose data connection is opening is polled this often, the
+#: flows together at most once a FINE_S (each flow every FINE_S x the
+#: number of them): at most a sock_diag dump a millisecond.
 FINE_S = 0.001
 STOP = False
 
@@ -149,8 +153,24 @@ def _dump(sock: socket.socket, msg_type: int, body: bytes, seq: int) -> list[byt
             off += (ln + 3) & ~3
 
 
+def _parse_diag(body: bytes) -> dict[str, Any]:
+    """One ``inet_diag_msg``: the socket's state, ports, tcp_info, algorithm, BBR's info."""
+    a = _attrs(body, 72, len(body))
+    sport, dport = struct.unpack_from(">HH", body, 4)
+    return {
+        "state": body[1],
+        "ports": (sport, dport),
+        "info": parse_tcp_info(a[INET_DIAG_INFO]) if INET_DIAG_INFO in a else {},
+        "cc": a.get(INET_DIAG_CONG, b"").split(b"\0")[0].decode(errors="replace"),
+        "bbr": parse_bbr(a[INET_DIAG_BBRINFO]) if INET_DIAG_BBRINFO in a else None,
+    }
+
+
 class Diag:
-    """``sock_diag`` of one namespace: its TCP sockets' ``tcp_info``."""
+    """``sock_diag`` of one namespace: a TCP socket's ``tcp_info``, looked
+    up by its addresses and ports (a dump walks the kernel's whole
+    connection table, all namespaces' alike: 3 ms here, where a lookup
+    takes microseconds)."""
 
     def __init__(self, ns: Namespaces, name: str) -> None:
         with ns.inside(name):
@@ -160,20 +180,34 @@ class Diag:
         self.sock.bind((0, 0))
         self.seq = 0
 
-    def tcp(self) -> dict[tuple[int, int], dict[str, Any]]:
-        """(local port, remote port): state, tcp_info, algorithm, BBR's info."""
+    def one(self, src: str, dst: str, sport: int, dport: int) -> dict[str, Any] | None:
+        """The connection (src:sport -> dst:dport) as ``_parse_diag`` gives
+        it, or None when there is none."""
         self.seq += 1
-        req = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, DIAG_EXT, 0, DIAG_STATES) + bytes(48)
-        out = {}
-        for body in _dump(self.sock, SOCK_DIAG_BY_FAMILY, req, self.seq):
-            state = body[1]
-            sport, dport = struct.unpack_from(">HH", body, 4)
-            a = _attrs(body, 72, len(body))
-            info = parse_tcp_info(a[INET_DIAG_INFO]) if INET_DIAG_INFO in a else {}
-            cong = a.get(INET_DIAG_CONG, b"").split(b"\0")[0].decode(errors="replace")
-            bbr = parse_bbr(a[INET_DIAG_BBRINFO]) if INET_DIAG_BBRINFO in a else None
-            out[(sport, dport)] = {"state": state, "info": info, "cc": cong, "bbr": bbr}
-        return out
+        sockid = struct.pack(">HH", sport, dport) + socket.inet_aton(src) + bytes(12)
+        sockid += socket.inet_aton(dst) + bytes(12) + struct.pack("=III", 0, NO_COOKIE, NO_COOKIE)
+        req = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, DIAG_EXT, 0, 0xFFFFFFFF) + sockid
+        self.sock.send(
+            struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, self.seq, 0) + req
+        )
+        data = self.sock.recv(1 << 16)
+        _, typ, _, _, _ = struct.unpack_from("=IHHII", data, 0)
+        if typ == NLMSG_ERROR:
+            err = struct.unpack_from("=i", data, 16)[0]
+            if err in (0, -2):  # ENOENT: no such connection (yet, or any more)
+                return None
+            raise OSError(-err, f"sock_diag: {os.strerror(-err)}")
+        return _parse_diag(data[16 : struct.unpack_from("=I", data, 0)[0]])
+
+    def listening(self, port: int) -> bool:
+        """Whether a socket listens on ``port`` (a dump of the listening
+        sockets only, which leaves the connection table alone)."""
+        self.seq += 1
+        req = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, 0, 0, 1 << TCP_LISTEN) + bytes(48)
+        return any(
+            _parse_diag(body)["ports"][0] == port
+            for body in _dump(self.sock, SOCK_DIAG_BY_FAMILY, req, self.seq)
+        )
 
 
 class Qdiscs:
@@ -311,8 +345,9 @@ class Flow:
         self.rcv = Diag(ns, spec["receiver_ns"])
         #: iperf3's cookie (its first bytes on the data connection) comes before the payload.
         self.cookie = int(spec.get("cookie", 0))
-        self.key_snd = (spec["cport"], spec["port"])
-        self.key_rcv = (spec["port"], spec["cport"])
+        # The data connection, as each end sees it.
+        self.key_snd = (spec["sender_addr"], spec["receiver_addr"], spec["cport"], spec["port"])
+        self.key_rcv = (spec["receiver_addr"], spec["sender_addr"], spec["port"], spec["cport"])
         self.server: Proc | None = None
         self.client: Proc | None = None
         self.result: dict[str, Any] = {"flow": self.id}
@@ -326,7 +361,7 @@ class Flow:
     def read_sender(self, now: float) -> dict[str, Any] | None:
         """The data connection at the sender (None while it is not open),
         noting when it was first seen (its SYN had left) and established."""
-        got = self.snd.tcp().get(self.key_snd)
+        got = self.snd.one(*self.key_snd)
         if got is None:
             return None
         info = got["info"]
@@ -341,7 +376,7 @@ class Flow:
     def read_receiver(self) -> int:
         """Payload bytes its receiver has received in order (the cookie left
         out; the last count once its socket is gone)."""
-        got = self.rcv.tcp().get(self.key_rcv)
+        got = self.rcv.one(*self.key_rcv)
         if got is not None and got["info"].get("bytes_received") is not None:
             self.received = max(self.received, int(got["info"]["bytes_received"]) - self.cookie)
         return self.received
@@ -408,7 +443,7 @@ def run(cfg: dict[str, Any], out: Path) -> None:
     # Ready once every server listens (its listening socket shows in sock_diag).
     deadline = time.monotonic() + 10
     for fl in flows:
-        while (fl.spec["port"], 0) not in fl.rcv.tcp():
+        while not fl.rcv.listening(fl.spec["port"]):
             if STOP:
                 break
             if fl.server is not None and fl.server.poll(clock):
@@ -428,13 +463,16 @@ def run(cfg: dict[str, Any], out: Path) -> None:
     samples: list[dict[str, Any]] = []
     counts: list[dict[str, Any]] = []
     qrows: list[dict[str, Any]] = []
-    late: list[float] = []
+    late_launch: list[float] = []
+    late_sample: list[float] = []
     fine_gap = 0.0
     q0 = qdiscs.read()
     k = 0
     li = 0
     last_fine = -1.0
+    loops = 0
     while not STOP and k < len(times):
+        loops += 1
         now = clock.now()
         # Launches due.
         while li < len(launches) and launches[li][0] <= now:
@@ -444,7 +482,7 @@ def run(cfg: dict[str, Any], out: Path) -> None:
                 fl.client = Proc(f"client{i}", fl.spec["client_args"], out / f"client{i}.log", clock)
             procs.append(fl.client)
             fl.result["launched_s"] = fl.client.started_s
-            late.append(fl.client.started_s - t_start)
+            late_launch.append(fl.client.started_s - t_start)
             li += 1
         # A sampling instant.
         if times[k] <= now:
@@ -463,14 +501,15 @@ def run(cfg: dict[str, Any], out: Path) -> None:
                 counts.append({"time_s": t, "flow": fl.id, "bytes": fl.read_receiver()})
             q = qdiscs.read()
             qrows.append({"time_s": t, "at_s": clock.now(), **{h: v for h, v in q.items()}})
-            late.append(at - t)
+            late_sample.append(at - t)
             for p in procs:
                 p.poll(clock)
             k += 1
             continue
         # Fine polls of the flows whose data connection is opening.
         hot = [fl for fl in flows if fl.hot()]
-        if hot and now - last_fine >= FINE_S:
+        fine = FINE_S * max(len(hot), 1)
+        if hot and now - last_fine >= fine:
             if last_fine >= 0:
                 fine_gap = max(fine_gap, now - last_fine)
             for fl in hot:
@@ -482,7 +521,7 @@ def run(cfg: dict[str, Any], out: Path) -> None:
         if li < len(launches):
             nxt = min(nxt, launches[li][0])
         if hot:
-            nxt = min(nxt, last_fine + FINE_S)
+            nxt = min(nxt, last_fine + fine)
         left = nxt - clock.now()
         if left > 0:
             time.sleep(min(left, 0.05))
@@ -537,8 +576,14 @@ def run(cfg: dict[str, Any], out: Path) -> None:
             "interfaces": {"before": before, "after": after},
             "netstat": {k: v - tcpext0.get(k, 0) for k, v in tcpext1.items() if v - tcpext0.get(k, 0)},
             "processes": [p.record() for p in procs],
-            "lateness_s": {"max": max(late) if late else None, "count": len(late)},
+            # How late the clients were started and the samples read (s).
+            "lateness_s": {
+                "launch_max": max(late_launch, default=None),
+                "sample_max": max(late_sample, default=None),
+                "max": max(late_launch + late_sample, default=None),
+            },
             "fine_poll_max_gap_s": fine_gap,
+            "loops": loops,
             # The softirq threads of the hosts' CPUs over the traffic (from
             # the servers' start to the run's end).
             "ksoftirqd": {"threads": softirq, "wall_s": end_s - soft_t0},

@@ -62,7 +62,8 @@ def namespaces(prefixes: Iterable[str] | None = None) -> set[str]:
 
 
 def processes(prefixes: Iterable[str] | None = None) -> list[str]:
-    """Command lines of running bottlenecks and traffic generators; with
+    """Command lines of running bottlenecks and traffic generators (the
+    bridge testbed's delay hop, iperf3 driver and iperf3s too); with
     ``prefixes``, only those of these runs (their work directory, in every
     such command line, is named after the prefix)."""
     want = None if prefixes is None else list(prefixes)
@@ -75,7 +76,9 @@ def processes(prefixes: Iterable[str] | None = None) -> list[str]:
             state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state == "Z" or not ("ccarena-bottleneck --scenario" in cmd or "linux/gen.py" in cmd):
+        ours = "ccarena-bottleneck --scenario" in cmd or "linux/gen.py" in cmd or "linux/iperfdrv.py" in cmd
+        ours = ours or ("iperf3" in cmd and netns.WORKDIR_HEAD in cmd)
+        if state == "Z" or not ours:
             continue
         if want is None or any(f"{netns.WORKDIR_HEAD}{p}-" in cmd for p in want):
             out.append(cmd)
@@ -106,8 +109,14 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def trial(kind: str, i: int, tmp: Path) -> dict:
-    """One trial; returns what happened and what was left behind."""
+def _traffic(cmd: str) -> bool:
+    """A traffic sender's command line (either testbed's)."""
+    return "gen.py sender" in cmd or ("iperf3" in cmd and " -c " in cmd)
+
+
+def trial(kind: str, i: int, tmp: Path, testbed: str | None = None) -> dict:
+    """One trial (on ``testbed``, or the default one); returns what happened
+    and what was left behind."""
     if kind not in KINDS:
         raise ValueError(kind)
     scn = tmp / f"s{i}.toml"
@@ -124,6 +133,7 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
         "--out",
         str(out),
         "--no-figure",
+        *(["--testbed", testbed] if testbed else []),
     ]
     p = subprocess.Popen(
         cmd,
@@ -144,13 +154,13 @@ def trial(kind: str, i: int, tmp: Path) -> dict:
     while time.monotonic() < deadline and p.poll() is None:
         mine.update(netns.prefixes_of(p.pid))
         new = namespaces(mine)
-        if new and (building or any("gen.py sender" in c for c in processes(mine))):
+        if new and (building or any(_traffic(c) for c in processes(mine))):
             started = True  # (the first namespace may be preflight's short-lived probe)
             break
         time.sleep(0.005 if building else 0.05)
     if not building:
         time.sleep(0.3 * ((i // 2) % 5))
-    res: dict = {"kind": kind, "trial": i, "started": started, "building": building}
+    res: dict = {"kind": kind, "trial": i, "testbed": testbed, "started": started, "building": building}
     res["signalled_after_s"] = round(time.monotonic() - t_start, 3)
     if kind == "live":
         cp = subprocess.run(
@@ -209,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=20, help="trials per kind (default 20)")
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ", ".join(KINDS))
     ap.add_argument("--json", help="write every trial's record to this file")
+    ap.add_argument("--testbed", help="the kernel testbed (ccarena run --testbed; default: the default one)")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
         print("signal_trials.py: must run as root", file=sys.stderr)
@@ -219,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         for kind in kinds:
             ok = 0
             for i in range(a.trials):
-                r = trial(kind, i, Path(t))
+                r = trial(kind, i, Path(t), a.testbed)
                 records.append(r)
                 ok += r["ok"]
                 if not r["ok"]:

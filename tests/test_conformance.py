@@ -436,7 +436,9 @@ def test_retry_untrusted_makes_only_the_untrusted_kernel_run_again(tmp_path, mon
     values = pd.DataFrame({"flow": [0], "cc": ["cubic"], "rtt_ms": [10.0]} | {k: [1.0] for k in METRICS})
     runs = {kernel_hash(cell.with_seed(s)): KernelRun(r != 1, values) for r, s in enumerate(seeds)}
     made: list[int] = []
-    monkeypatch.setattr(conf, "execute_linux", lambda scn, d: made.append(int(scn.normalized["seed"])))
+    monkeypatch.setattr(
+        conf, "execute_linux", lambda scn, d, testbed: made.append(int(scn.normalized["seed"]))
+    )
     bad = run_dir(tmp_path, cell.with_seed(seeds[1]), "linux")
 
     def once(retry: bool) -> None:

@@ -180,7 +180,8 @@ def test_every_cli_table_fits_80_columns_and_breaks_values_where_they_read(tmp_p
           "disagree": "share, goodput_mbps, retrans_rate, srtt_mean_ms, qdelay_ms, drops, fct_s"}]
     )  # fmt: skip
     findings = [
-        {"id": "bbrv2-eval/fig9", "finding": "BBRv2 keeps the queue below one BDP at every buffer size swept",
+        {"id": "bbrv2-eval/fig9", "cite": "Sec. 4.2, Fig. 9", "paper": "below 1 BDP",
+         "finding": "BBRv2 keeps the queue below one BDP at every buffer size swept",
          "check": "qdelay_p95_ms < 40 when bottleneck.buffer=100BDP", "holds": "no", "runs": "3/4",
          "measured": "41.25", "at": "bottleneck.buffer=100BDP flows.0.cc=bbr2 repeat=1"}
     ]  # fmt: skip

@@ -28,6 +28,7 @@ from rich.text import Text
 
 from .errors import ControllerError, LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, StoreError
 from .interrupt import guard_imports
+from .linux.testbeds import DEFAULT_TESTBED, TESTBEDS
 from .scenario import Scenario, ScenarioError
 from .termtable import Rows
 from .version import __version__
@@ -77,6 +78,13 @@ def _parser() -> argparse.ArgumentParser:
         help="where to run it: the simulator, or real Linux TCP in network namespaces (root); "
         "default: the scenario's `backend` field, else sim",
     )
+    r.add_argument(
+        "--testbed",
+        choices=TESTBEDS,
+        default=None,
+        help="with --backend linux, the kernel testbed: the user-space bottleneck (default) or bridges, "
+        "the kernel's tbf and iperf3 (docs/validation.md)",
+    )
     r.add_argument("--out", metavar="DIR", help="run directory (default: results/<name>/<hash>/)")
     r.add_argument("--no-figure", action="store_true", help="do not draw timeseries.png")
 
@@ -117,6 +125,13 @@ def _parser() -> argparse.ArgumentParser:
         "--sim-seeds", type=int, metavar="N", help="simulator seeds per cell, instead of the matrix's"
     )
     cf.add_argument("--sim-only", action="store_true", help="run only the simulator's side (no root needed)")
+    cf.add_argument(
+        "--testbed",
+        choices=TESTBEDS,
+        default=DEFAULT_TESTBED,
+        help="the kernel testbed of the kernel's side (default: the user-space bottleneck); each "
+        "testbed's runs of a cell are kept apart",
+    )
     cf.add_argument(
         "--kernel",
         metavar="FILE",
@@ -496,6 +511,8 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     expectations = parse_expectations(scn.expect, scn.source)  # before the run: bad ones cost nothing
     check_expectations(expectations, scn)
     backend = args.backend or scn.backend or "sim"
+    if args.testbed is not None and backend != "linux":
+        raise _BadArgs("ccarena run: --testbed picks a kernel testbed: only with --backend linux")
     earlier: list[Any] = []
     if backend == "linux":
         from .linux import execute as execute_linux
@@ -507,6 +524,7 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 args.out,
                 figure=not args.no_figure,
                 progress=lambda m: st.update(escape(f"{scn.name}: {m} …")),
+                testbed=args.testbed or DEFAULT_TESTBED,
             )
     else:
         from .runner import execute
@@ -626,10 +644,14 @@ def _print_linux_checks(res, out: Console, err: Console) -> None:
     for note in lx.get("notes", []):
         err.print(f"note: {note}")
     sc = lx.get("self_check", {})
+    # The user-space element: the bottleneck, or the bridge testbed's delay hop.
+    element = "delay hop" if lx.get("testbed", DEFAULT_TESTBED) != DEFAULT_TESTBED else "bottleneck"
     out.print(
-        f"kernel {lx.get('kernel')}; bottleneck release lateness p50/p99/max "
+        f"kernel {lx.get('kernel')}"
+        + (f", testbed {lx['testbed']}" if lx.get("testbed", DEFAULT_TESTBED) != DEFAULT_TESTBED else "")
+        + f"; {element} release lateness p50/p99/max "
         f"{_num(sc.get('lateness_p50_us'), '.0f')}/{_num(sc.get('lateness_p99_us'), '.0f')}/"
-        f"{_num(sc.get('lateness_max_us'), '.0f')} us; CPU bottleneck "
+        f"{_num(sc.get('lateness_max_us'), '.0f')} us; CPU {element} "
         f"{_num(sc.get('bottleneck_cpu_load'), '.0%')}, sender {_num(sc.get('sender_cpu_load'), '.0%')}, "
         f"receiver {_num(sc.get('receiver_cpu_load'), '.0%')}"
     )
@@ -755,6 +777,7 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
                 jobs=args.jobs or default_jobs(),
                 allow_missing=args.allow_missing,
                 sensitivity=sensitivity,
+                testbed=args.testbed,
             )
     except MissingRuns as e:
         print(f"ccarena conformance: {args.matrix}: {e}", file=sys.stderr)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..lazy import lazy
 from ..linux.gen import REVISION as GENERATOR_REVISION
 from ..linux.gen import revision as generator_revision
+from ..linux.testbeds import DEFAULT_TESTBED, REVISIONS
 from ..results import Results
 from ..scenario import Scenario, ScenarioError
 from ..store import is_complete
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 #: The Linux backend's own testbed: namespaces through the user-space bottleneck.
-TESTBED = "userspace-bottleneck"
+TESTBED = DEFAULT_TESTBED
 #: Normalized fields that only the simulator reads: its model version and
 #: its models of the end hosts (the Linux backend has real ones).
 SIM_ONLY_FIELDS = ("model", "hosts")
@@ -72,13 +73,15 @@ def kernel_hash(scn: Scenario, testbed: str = TESTBED) -> str:
     doc["linux_generator"] = generator_revision(doc)
     if testbed != TESTBED:
         doc["linux_testbed"] = testbed
+        doc["linux_testbed_revision"] = REVISIONS[testbed]
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def run_dir(out: Path, scn: Scenario, backend: str, testbed: str = TESTBED) -> Path:
     if backend == "linux":
-        return out / "runs" / (kernel_hash(scn, testbed)[:16] + "-linux")
+        tail = "-linux" if testbed == TESTBED else f"-linux-{testbed}"
+        return out / "runs" / (kernel_hash(scn, testbed)[:16] + tail)
     return out / "runs" / scn.hash[:16]
 
 
@@ -176,6 +179,11 @@ class KernelRun:
             int((linux.get("turnarounds") or {}).get("meter", 1)),
             _provenance(res.meta),
         )
+
+    @property
+    def testbed(self) -> str:
+        """The kernel testbed it was made on (``linux.testbeds``)."""
+        return str(self.provenance.get("testbed") or TESTBED)
 
     @property
     def machine(self) -> str:

@@ -82,7 +82,7 @@ def _kernel_runs(
             run = None
         if run is None:
             say(f"{cell.id} linux {r + 1}/{cell.repeats}")
-            execute_linux(scn, run_dir(out, scn, "linux", kernel.testbed))
+            execute_linux(scn, run_dir(out, scn, "linux", kernel.testbed), testbed=kernel.testbed)
 
 
 def _run_sims(todo: Sequence[tuple[Scenario, Path]], jobs: int, say: Callable[[str], None]) -> None:

@@ -48,6 +48,7 @@ from .host import ccarena_commit, host_info, utc_now
 from .modules import KERNEL_CC
 from .netns import Topology
 from .tables import build_tables, self_check
+from .testbeds import DEFAULT_TESTBED, TESTBEDS
 
 __all__ = [
     "BACKEND",
@@ -527,6 +528,8 @@ def run_meta(
         "kernel": kernel_version(),
         "linux": {
             "kernel": kernel_version(),
+            # Which kernel testbed (testbeds.py): this one's bottleneck is in user space.
+            "testbed": DEFAULT_TESTBED,
             # Where, when and with what the run was made (a kernel run
             # cannot be made again: its record says what would be needed).
             "started_utc": started_utc,
@@ -578,6 +581,7 @@ def execute(
     batch_us: float | None = None,
     realtime: bool = True,
     frame_trace: str | Path | None = None,
+    testbed: str = DEFAULT_TESTBED,
 ) -> Results:
     """Run ``scn`` on the Linux backend and write its run directory: ``out``
     exactly (new, or empty), or a new ``<root>/<scenario name>/<hash>-linux-<UTC time>``
@@ -586,7 +590,19 @@ def execute(
     ``ccarena-bottleneck --help``; defaults there); ``realtime=False`` keeps
     it off SCHED_FIFO. ``frame_trace``: copy the bottleneck's per-frame
     log (``ccarena-bottleneck --trace``) to this file, for measuring host
-    timing (``scripts/host_latency.py``)."""
+    timing (``scripts/host_latency.py``). ``testbed``: ``"bridge-tbf"`` makes
+    the run on the second testbed (``bridge.py``: bridges, the kernel's tbf,
+    iperf3), which takes none of the bottleneck's tuning."""
+    if testbed not in TESTBEDS:
+        raise ValueError(f"testbed: {testbed!r}: expected one of {', '.join(TESTBEDS)}")
+    if testbed != DEFAULT_TESTBED:
+        if spin_us is not None or batch_us is not None or frame_trace is not None:
+            raise ValueError(
+                f"testbed {testbed}: spin_us, batch_us and frame_trace are the user-space bottleneck's"
+            )
+        from . import bridge
+
+        return bridge.execute(scn, out, root=root, figure=figure, progress=progress, realtime=realtime)
     for name, v in (("spin_us", spin_us), ("batch_us", batch_us)):
         if v is not None and not (0 <= float(v) <= 10_000):
             raise ValueError(f"{name}: {v!r} is outside 0..10000 us")

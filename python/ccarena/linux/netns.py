@@ -62,7 +62,10 @@ __all__ = [
 ]
 
 PREFIX_HEAD = "cca"
-NAME_RE = re.compile(r"^(?P<prefix>cca[0-9a-f]{6})-(snd|rtr|rcv)$")
+#: A run's namespaces: the user-space bottleneck's three (``snd``, ``rtr``,
+#: ``rcv``), and the bridge testbed's (``bridge.py``): its switches, router
+#: and delay hop, and a host per sender (``s<i>``) and receiver (``r<i>``).
+NAME_RE = re.compile(r"^(?P<prefix>cca[0-9a-f]{6})-(snd|rtr|rcv|sw1|sw2|dly|s[0-9]+|r[0-9]+)$")
 WORKDIR_HEAD = "ccarena-linux-"
 WORKDIR_RE = re.compile(r"^ccarena-linux-(?P<prefix>cca[0-9a-f]{6})-[A-Za-z0-9_]+$")
 LOCK_RE = re.compile(r"^(?P<prefix>cca[0-9a-f]{6})\.lock$")
@@ -281,8 +284,8 @@ class Cleaned:
 
 
 def cleanup() -> Cleaned:
-    """Remove what dead ccarena runs left: their ``cca??????-snd|rtr|rcv``
-    namespaces (and processes), ``ccarena-linux-<prefix>-*`` work
+    """Remove what dead ccarena runs left: their ``cca??????-*`` namespaces
+    (``NAME_RE``, either testbed's) and processes, ``ccarena-linux-<prefix>-*`` work
     directories and lock files. Runs whose owner is alive are left alone."""
     out = Cleaned()
     prefixes: set[str] = set()

@@ -21,7 +21,7 @@ pub struct PythonConfig {
 }
 
 impl PythonConfig {
-    pub fn parse(params: &serde_json::Value) -> Result<PythonConfig, String> {
+    pub fn from_params(params: &serde_json::Value) -> Result<PythonConfig, String> {
         let Some(obj) = params.as_object() else {
             return Err(
                 "python needs cc_params = { class = \"module:Class\" } (a ccarena.Controller subclass)".into(),
@@ -80,4 +80,20 @@ pub fn build(cfg: &PythonConfig, init: &CcInit, flow: u32) -> Box<dyn Congestion
         .get()
         .expect("a python controller is validated only when a factory is registered");
     f(cfg, init, flow)
+}
+
+/// The registry's entry for `cc = "python"` (`cc::Algorithm`).
+impl crate::cc::Algorithm for PythonConfig {
+    const NAME: &'static str = "python";
+    const REFERENCE: &'static str = "your own: a ccarena.Controller subclass, cc_params = { class = \"module:Class\" } (docs/controllers.md)";
+    fn parse(params: &serde_json::Value) -> Result<Self, String> {
+        let c = PythonConfig::from_params(params)?;
+        if !available() {
+            return Err("python controllers run through the Python package (ccarena.run, the ccarena command)".into());
+        }
+        Ok(c)
+    }
+    fn build(&self, init: &crate::cc::CcInit, flow: u32) -> crate::cc::AnyCc {
+        crate::cc::AnyCc::External(build(self, init, flow))
+    }
 }

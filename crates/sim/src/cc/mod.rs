@@ -176,9 +176,119 @@ any_cc! {
     Bbr3(bbr::Bbr3),
 }
 
-/// A validated algorithm choice with its parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CcConfig {
+pub use crate::params::{parse_params, Params as CcParams};
+
+/// What an algorithm declares about itself, beside its parameters, in its
+/// own file: its name in `cc = "..."`, where its rules come from, how its
+/// parameter table is read, how a flow's instance is built, and how it uses
+/// ECN. `algorithms!` below lists the implementations once; adding an
+/// algorithm is its file, one line there and, for a new state type, one
+/// line in `any_cc!`.
+pub trait Algorithm: Sized {
+    /// The name in `cc = "..."`.
+    const NAME: &'static str;
+    /// Where the rules come from, for `ccarena list`.
+    const REFERENCE: &'static str;
+    /// The parameter table (`cc_params`; JSON null when absent), validated.
+    fn parse(params: &serde_json::Value) -> Result<Self, String>;
+    /// Flow `flow`'s instance, at its connection's establishment.
+    fn build(&self, init: &CcInit, flow: u32) -> AnyCc;
+    /// An ECN sender marks its retransmissions ECT too. Linux sends a
+    /// retransmission Not-ECT (RFC 3168 6.1.5, `tcp_ecn_send`) unless the
+    /// algorithm needs ECN on every packet (DCTCP's `TCP_CONG_NEEDS_ECN`)
+    /// or set `TCP_ECN_ECT_PERMANENT` (BBRv3's `bbr_init` when
+    /// `bbr_can_use_ecn`; BBRv2-alpha's with `ecn_enable`).
+    fn ect_permanent(&self) -> bool {
+        false
+    }
+    /// It needs ECN (`TCP_CONG_NEEDS_ECN`: DCTCP, Prague): its flows
+    /// negotiate it unless the scenario says `ecn = false`.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+    /// The ECN-capable codepoint its sender sets: ECT(1) for L4S senders
+    /// (RFC 9331: Prague, `tcp_prague.c`'s `INET_ECN_xmit_ect_1`), ECT(0)
+    /// otherwise.
+    fn ect(&self) -> crate::packet::Ecn {
+        crate::packet::Ecn::Ect0
+    }
+    /// Its receivers echo every CE mark (the accurate ECN feedback DCTCP
+    /// and BBRv2/v3 rely on) rather than RFC 3168's latch.
+    fn wants_accurate_ecn(&self) -> bool {
+        false
+    }
+}
+
+/// The registry: `CcConfig`, one variant per algorithm name, and its
+/// methods, each forwarded to the variant's `Algorithm`.
+macro_rules! algorithms {
+    ($($variant:ident($cfg:ty)),* $(,)?) => {
+        /// A validated algorithm choice with its parameters.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum CcConfig { $($variant($cfg)),* }
+
+        impl CcConfig {
+            /// Every name accepted in `cc = "..."`.
+            pub const NAMES: &'static [&'static str] = &[$(<$cfg as Algorithm>::NAME),*];
+
+            /// Where each algorithm's rules come from, for `ccarena list`.
+            pub fn reference(name: &str) -> &'static str {
+                $(if name == <$cfg as Algorithm>::NAME {
+                    return <$cfg as Algorithm>::REFERENCE;
+                })*
+                ""
+            }
+
+            pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
+                $(if name == <$cfg as Algorithm>::NAME {
+                    return Ok(CcConfig::$variant(<$cfg as Algorithm>::parse(params)?));
+                })*
+                Err(format!(
+                    "unknown congestion control {name:?}; known: {}",
+                    Self::NAMES.join(", ")
+                ))
+            }
+
+            pub fn name(&self) -> &'static str {
+                match self { $(CcConfig::$variant(_) => <$cfg as Algorithm>::NAME),* }
+            }
+
+            /// The parameters with every default filled in, for scenario.json.
+            pub fn params_json(&self) -> serde_json::Value {
+                match self { $(CcConfig::$variant(c) => serde_json::to_value(c)),* }
+                    .expect("cc params serialize")
+            }
+
+            /// `Algorithm::ect_permanent` of the chosen algorithm.
+            pub fn ect_permanent(&self) -> bool {
+                match self { $(CcConfig::$variant(c) => c.ect_permanent()),* }
+            }
+
+            /// `Algorithm::needs_ecn` of the chosen algorithm.
+            pub fn needs_ecn(&self) -> bool {
+                match self { $(CcConfig::$variant(c) => c.needs_ecn()),* }
+            }
+
+            /// `Algorithm::ect` of the chosen algorithm.
+            pub fn ect(&self) -> crate::packet::Ecn {
+                match self { $(CcConfig::$variant(c) => c.ect()),* }
+            }
+
+            /// `Algorithm::wants_accurate_ecn` of the chosen algorithm.
+            pub fn wants_accurate_ecn(&self) -> bool {
+                match self { $(CcConfig::$variant(c) => c.wants_accurate_ecn()),* }
+            }
+
+            /// Flow `flow`'s algorithm, at its connection's establishment.
+            pub fn build(&self, init: &CcInit, flow: u32) -> AnyCc {
+                match self { $(CcConfig::$variant(c) => c.build(init, flow)),* }
+            }
+        }
+    };
+}
+
+// In the order `ccarena list` shows them.
+algorithms! {
     Reno(reno::RenoConfig),
     Cubic(cubic::CubicConfig),
     Dctcp(dctcp::DctcpConfig),
@@ -191,259 +301,14 @@ pub enum CcConfig {
     Hybla(hybla::HyblaConfig),
     Yeah(yeah::YeahConfig),
     LedbatPP(ledbat::LedbatConfig),
-    Prague(prague::PragueConfig),
     Copa(copa::CopaConfig),
     Vivace(vivace::VivaceConfig),
-    Python(external::PythonConfig),
+    Prague(prague::PragueConfig),
     Bbr1(bbr::Bbr1Config),
     Bbq(bbr::BbqConfig),
     Bbr2(bbr::Bbr2Config),
     Bbr3(bbr::Bbr3Config),
-}
-
-pub use crate::params::{parse_params, Params as CcParams};
-
-impl CcConfig {
-    /// Every name accepted in `cc = "..."`.
-    pub const NAMES: &'static [&'static str] = &[
-        "reno",
-        "cubic",
-        "dctcp",
-        "vegas",
-        "westwood",
-        "htcp",
-        "illinois",
-        "bic",
-        "scalable",
-        "hybla",
-        "yeah",
-        "ledbat_pp",
-        "copa",
-        "vivace",
-        "prague",
-        "bbr1",
-        "bbq",
-        "bbr2",
-        "bbr3",
-        "python",
-    ];
-
-    /// Where each algorithm's rules come from, for `ccarena list`.
-    pub fn reference(name: &str) -> &'static str {
-        match name {
-            "reno" => "Linux net/ipv4/tcp_cong.c (tcp_reno_*); RFC 5681",
-            "cubic" => "Linux net/ipv4/tcp_cubic.c (with HyStart); RFC 9438",
-            "dctcp" => "Linux net/ipv4/tcp_dctcp.c; RFC 8257",
-            "vegas" => "Linux net/ipv4/tcp_vegas.c; Brakmo and Peterson, JSAC 1995",
-            "westwood" => "Linux net/ipv4/tcp_westwood.c (Westwood+); Grieco and Mascolo, CCR 2004",
-            "htcp" => "Linux net/ipv4/tcp_htcp.c; Leith and Shorten, PFLDnet 2004",
-            "illinois" => "Linux net/ipv4/tcp_illinois.c; Liu, Basar and Srikant, VALUETOOLS 2006",
-            "bic" => "Linux net/ipv4/tcp_bic.c; Xu, Harfoush and Rhee, INFOCOM 2004",
-            "scalable" => "Linux net/ipv4/tcp_scalable.c; Kelly, CCR 2003",
-            "hybla" => "Linux net/ipv4/tcp_hybla.c; Caini and Firrincieli, IJSCN 2004",
-            "yeah" => "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani and Vacirca, PFLDnet 2007",
-            "ledbat_pp" => "LEDBAT++: draft-irtf-iccrg-ledbat-plus-plus-01 on RFC 6817 (less than best effort)",
-            "copa" => "Copa: Arun and Balakrishnan, NSDI 2018, with genericCC's constants (no kernel module)",
-            "vivace" => "PCC Vivace: Dong et al., NSDI 2018; the authors' PCC-Uspace NSDI-2018 branch (pcc.h) and PCC-Kernel tcp_pcc.c (no mainline module)",
-            "prague" => "L4STeam/linux net/ipv4/tcp_prague.c (v0.7, window mode); draft-briscoe-iccrg-prague-congestion-control",
-            "bbr1" => "Linux net/ipv4/tcp_bbr.c (BBRv1)",
-            "bbq" => "BBRv1 with BBQ's probing rule (the BBQ paper)",
-            "bbr2" => "google/bbr v2alpha branch, tcp_bbr2.c",
-            "bbr3" => "google/bbr v3 branch, tcp_bbr.c; draft-ietf-ccwg-bbr",
-            "python" => "your own: a ccarena.Controller subclass, cc_params = { class = \"module:Class\" } (docs/controllers.md)",
-            _ => "",
-        }
-    }
-
-    pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
-        Ok(match name {
-            "reno" => CcConfig::Reno(parse_params(params)?),
-            "cubic" => CcConfig::Cubic(parse_params(params)?),
-            "dctcp" => CcConfig::Dctcp(parse_params(params)?),
-            "vegas" => CcConfig::Vegas(parse_params(params)?),
-            "westwood" => CcConfig::Westwood(parse_params(params)?),
-            "htcp" => CcConfig::Htcp(parse_params(params)?),
-            "illinois" => CcConfig::Illinois(parse_params(params)?),
-            "bic" => CcConfig::Bic(parse_params(params)?),
-            "scalable" => CcConfig::Scalable(parse_params(params)?),
-            "hybla" => CcConfig::Hybla(parse_params(params)?),
-            "yeah" => CcConfig::Yeah(parse_params(params)?),
-            "ledbat_pp" => CcConfig::LedbatPP(parse_params(params)?),
-            "prague" => CcConfig::Prague(parse_params(params)?),
-            "copa" => CcConfig::Copa(parse_params(params)?),
-            "vivace" => CcConfig::Vivace(parse_params(params)?),
-            "python" => {
-                let c = external::PythonConfig::parse(params)?;
-                if !external::available() {
-                    return Err("python controllers run through the Python package (ccarena.run, the ccarena command)".into());
-                }
-                CcConfig::Python(c)
-            }
-            "bbr1" => CcConfig::Bbr1(parse_params(params)?),
-            "bbq" => CcConfig::Bbq(parse_params(params)?),
-            "bbr2" => CcConfig::Bbr2(parse_params(params)?),
-            "bbr3" => CcConfig::Bbr3(parse_params(params)?),
-            _ => {
-                return Err(format!(
-                    "unknown congestion control {name:?}; known: {}",
-                    Self::NAMES.join(", ")
-                ))
-            }
-        })
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::Reno(_) => "reno",
-            CcConfig::Cubic(_) => "cubic",
-            CcConfig::Dctcp(_) => "dctcp",
-            CcConfig::Vegas(_) => "vegas",
-            CcConfig::Westwood(_) => "westwood",
-            CcConfig::Htcp(_) => "htcp",
-            CcConfig::Illinois(_) => "illinois",
-            CcConfig::Bic(_) => "bic",
-            CcConfig::Scalable(_) => "scalable",
-            CcConfig::Hybla(_) => "hybla",
-            CcConfig::Yeah(_) => "yeah",
-            CcConfig::LedbatPP(_) => "ledbat_pp",
-            CcConfig::Prague(_) => "prague",
-            CcConfig::Copa(_) => "copa",
-            CcConfig::Vivace(_) => "vivace",
-            CcConfig::Python(_) => "python",
-            CcConfig::Bbr1(_) => "bbr1",
-            CcConfig::Bbq(_) => "bbq",
-            CcConfig::Bbr2(_) => "bbr2",
-            CcConfig::Bbr3(_) => "bbr3",
-        }
-    }
-
-    /// The parameters with every default filled in, for scenario.json.
-    pub fn params_json(&self) -> serde_json::Value {
-        match self {
-            CcConfig::Reno(c) => serde_json::to_value(c),
-            CcConfig::Cubic(c) => serde_json::to_value(c),
-            CcConfig::Dctcp(c) => serde_json::to_value(c),
-            CcConfig::Vegas(c) => serde_json::to_value(c),
-            CcConfig::Westwood(c) => serde_json::to_value(c),
-            CcConfig::Htcp(c) => serde_json::to_value(c),
-            CcConfig::Illinois(c) => serde_json::to_value(c),
-            CcConfig::Bic(c) => serde_json::to_value(c),
-            CcConfig::Scalable(c) => serde_json::to_value(c),
-            CcConfig::Hybla(c) => serde_json::to_value(c),
-            CcConfig::Yeah(c) => serde_json::to_value(c),
-            CcConfig::LedbatPP(c) => serde_json::to_value(c),
-            CcConfig::Prague(c) => serde_json::to_value(c),
-            CcConfig::Copa(c) => serde_json::to_value(c),
-            CcConfig::Vivace(c) => serde_json::to_value(c),
-            CcConfig::Python(c) => serde_json::to_value(c),
-            CcConfig::Bbr1(c) => serde_json::to_value(c),
-            CcConfig::Bbq(c) => serde_json::to_value(c),
-            CcConfig::Bbr2(c) => serde_json::to_value(c),
-            CcConfig::Bbr3(c) => serde_json::to_value(c),
-        }
-        .expect("cc params serialize")
-    }
-
-    /// An ECN sender with this algorithm marks its retransmissions ECT too.
-    /// Linux sends a retransmission Not-ECT (RFC 3168 6.1.5,
-    /// `tcp_ecn_send`) unless the algorithm needs ECN on every packet
-    /// (DCTCP's `TCP_CONG_NEEDS_ECN`) or set `TCP_ECN_ECT_PERMANENT` (BBRv3's
-    /// `bbr_init` when `bbr_can_use_ecn`: ECN logic on and the `ecn_low`
-    /// route; BBRv2-alpha's with `ecn_enable`).
-    pub fn ect_permanent(&self) -> bool {
-        match self {
-            CcConfig::Dctcp(_) | CcConfig::Prague(_) => true,
-            CcConfig::Bbr3(c) => c.ecn && c.ecn_low,
-            CcConfig::Bbr2(c) => c.ecn,
-            _ => false,
-        }
-    }
-
-    /// The algorithm needs ECN (`TCP_CONG_NEEDS_ECN`: DCTCP, Prague): its
-    /// flows negotiate it unless the scenario says `ecn = false`.
-    pub fn needs_ecn(&self) -> bool {
-        matches!(self, CcConfig::Dctcp(_) | CcConfig::Prague(_))
-    }
-
-    /// The ECN-capable codepoint an ECN sender with this algorithm sets:
-    /// ECT(1) for L4S senders (RFC 9331: Prague, `tcp_prague.c`'s
-    /// `INET_ECN_xmit_ect_1`), ECT(0) otherwise.
-    pub fn ect(&self) -> crate::packet::Ecn {
-        match self {
-            CcConfig::Prague(_) => crate::packet::Ecn::Ect1,
-            CcConfig::Bbr3(c) if c.ect1 => crate::packet::Ecn::Ect1,
-            CcConfig::Bbr2(c) if c.ect1 => crate::packet::Ecn::Ect1,
-            _ => crate::packet::Ecn::Ect0,
-        }
-    }
-
-    /// Receivers of this algorithm echo every CE mark (the accurate ECN
-    /// feedback DCTCP and BBRv2/v3 rely on) rather than RFC 3168's latch.
-    pub fn wants_accurate_ecn(&self) -> bool {
-        matches!(
-            self,
-            CcConfig::Dctcp(_) | CcConfig::Prague(_) | CcConfig::Bbr2(_) | CcConfig::Bbr3(_)
-        )
-    }
-
-    /// Flow `flow`'s algorithm, at its connection's establishment.
-    pub fn build(&self, init: &CcInit, flow: u32) -> AnyCc {
-        match self {
-            CcConfig::Python(c) => AnyCc::External(external::build(c, init, flow)),
-            CcConfig::Prague(c) => AnyCc::Prague(prague::Prague::new(c, init)),
-            CcConfig::Copa(c) => AnyCc::Copa(copa::Copa::new(c, init)),
-            CcConfig::Vivace(c) => AnyCc::Vivace(vivace::Vivace::new(c, init)),
-            CcConfig::Reno(c) if c.hystart_plus_plus => AnyCc::RenoPP(classic::Classic::new(
-                hystart_pp::WithHystartPP {
-                    inner: reno::RenoRule::new(c),
-                    h: Default::default(),
-                },
-                init,
-            )),
-            CcConfig::Reno(c) => AnyCc::Reno(classic::Classic::new(reno::RenoRule::new(c), init)),
-            CcConfig::Cubic(c) if c.hystart_plus_plus => AnyCc::CubicPP(classic::Classic::new(
-                hystart_pp::WithHystartPP {
-                    inner: cubic::CubicRule::new(c, init),
-                    h: Default::default(),
-                },
-                init,
-            )),
-            CcConfig::Cubic(c) => {
-                AnyCc::Cubic(classic::Classic::new(cubic::CubicRule::new(c, init), init))
-            }
-            CcConfig::Dctcp(c) => {
-                AnyCc::Dctcp(classic::Classic::new(dctcp::DctcpRule::new(c, init), init))
-            }
-            CcConfig::Vegas(c) => {
-                AnyCc::Vegas(classic::Classic::new(vegas::VegasRule::new(c), init))
-            }
-            CcConfig::Westwood(c) => AnyCc::Westwood(classic::Classic::new(
-                westwood::WestwoodRule::new(c, init),
-                init,
-            )),
-            CcConfig::Htcp(c) => {
-                AnyCc::Htcp(classic::Classic::new(htcp::HtcpRule::new(c, init), init))
-            }
-            CcConfig::Illinois(c) => {
-                AnyCc::Illinois(classic::Classic::new(illinois::IllinoisRule::new(c), init))
-            }
-            CcConfig::Bic(c) => AnyCc::Bic(classic::Classic::new(bic::BicRule::new(c), init)),
-            CcConfig::Scalable(_) => {
-                AnyCc::Scalable(classic::Classic::new(scalable::ScalableRule, init))
-            }
-            CcConfig::Hybla(c) => {
-                AnyCc::Hybla(classic::Classic::new(hybla::HyblaRule::new(c), init))
-            }
-            CcConfig::Yeah(c) => AnyCc::Yeah(classic::Classic::new(yeah::YeahRule::new(c), init)),
-            CcConfig::LedbatPP(c) => {
-                AnyCc::LedbatPP(classic::Classic::new(ledbat::LedbatRule::new(c), init))
-            }
-            CcConfig::Bbr1(c) => AnyCc::Bbr1(bbr::Bbr1::new(c, init)),
-            CcConfig::Bbq(c) => AnyCc::Bbr1(bbr::bbq::build(c, init)),
-            CcConfig::Bbr2(c) => AnyCc::Bbr3(bbr::Bbr3::new(c, init)),
-            CcConfig::Bbr3(c) => AnyCc::Bbr3(bbr::Bbr3::new(c, init)),
-        }
-    }
+    Python(external::PythonConfig),
 }
 
 /// In a normalized scenario a flow's algorithm is two fields, `cc` (its

@@ -56,3 +56,23 @@ impl WindowRule for RenoRule {
         w.cong_avoid_ai((cwnd / self.ai_div).max(1), acked);
     }
 }
+
+/// The registry's entry for `cc = "reno"` (`cc::Algorithm`).
+impl crate::cc::Algorithm for RenoConfig {
+    const NAME: &'static str = "reno";
+    const REFERENCE: &'static str = "Linux net/ipv4/tcp_cong.c (tcp_reno_*); RFC 5681";
+    fn parse(params: &serde_json::Value) -> Result<Self, String> {
+        crate::cc::parse_params(params)
+    }
+    fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
+        if self.hystart_plus_plus {
+            let h = crate::cc::hystart_pp::WithHystartPP {
+                inner: RenoRule::new(self),
+                h: Default::default(),
+            };
+            crate::cc::AnyCc::RenoPP(crate::cc::classic::Classic::new(h, init))
+        } else {
+            crate::cc::AnyCc::Reno(crate::cc::classic::Classic::new(RenoRule::new(self), init))
+        }
+    }
+}

@@ -747,6 +747,18 @@ impl CongestionControl for Vivace {
     }
 }
 
+/// The registry's entry for `cc = "vivace"` (`cc::Algorithm`).
+impl crate::cc::Algorithm for VivaceConfig {
+    const NAME: &'static str = "vivace";
+    const REFERENCE: &'static str = "PCC Vivace: Dong et al., NSDI 2018; the authors' PCC-Uspace NSDI-2018 branch (pcc.h) and PCC-Kernel tcp_pcc.c (no mainline module)";
+    fn parse(params: &serde_json::Value) -> Result<Self, String> {
+        crate::cc::parse_params(params)
+    }
+    fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
+        crate::cc::AnyCc::Vivace(Vivace::new(self, init))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,23 +20,14 @@
 //! * Without a queue (or before any RTT sample) the probe follows v1 in full.
 
 use super::common::{check_dur, check_range, MIN_RTT_UNSET};
-use super::v1::{Bbr1, Bbr1Config};
+use super::v1::{Bbr1, Bbr1Config, ProbeLength};
 use crate::cc::{CcInit, CcParams, CcState};
 use crate::units::Dur;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// How long PROBE_BW's probing phase (pacing gain above 1) lasts: the hook
-/// BBQ changes in the v1 state machine.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ProbeLength {
-    /// BBRv1 (`bbr_is_next_cycle_phase`): at least min_rtt, and until
-    /// inflight reaches pacing_gain x BDP or a loss.
-    MinRtt,
-    /// BBQ: exactly min(min_rtt, alpha) while latest RTT >= (1 + beta) x min_rtt.
-    Bbq { alpha_us: u64, beta: f64 },
-}
-
+// BBQ's rule for v1's probing-phase hook (`v1::ProbeLength`, which holds
+// the paper's alpha and beta).
 impl ProbeLength {
     /// BBQ's shortened probe length in microseconds, or `None` when v1's
     /// rule applies.
@@ -140,6 +131,18 @@ pub fn build(cfg: &BbqConfig, init: &CcInit) -> Bbr1 {
         beta: cfg.beta,
     };
     Bbr1::with_probe_length(&cfg.bbr1, init, probe)
+}
+
+/// The registry's entry for `cc = "bbq"` (`cc::Algorithm`).
+impl crate::cc::Algorithm for BbqConfig {
+    const NAME: &'static str = "bbq";
+    const REFERENCE: &'static str = "BBRv1 with BBQ's probing rule (the BBQ paper)";
+    fn parse(params: &serde_json::Value) -> Result<Self, String> {
+        crate::cc::parse_params(params)
+    }
+    fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
+        crate::cc::AnyCc::Bbr1(build(self, init))
+    }
 }
 
 #[cfg(test)]

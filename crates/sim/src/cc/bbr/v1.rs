@@ -40,8 +40,6 @@ use crate::rng::Rng;
 use crate::units::{Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use super::bbq::ProbeLength;
-
 /// Phases of the PROBE_BW gain cycle (`CYCLE_LEN`).
 pub const CYCLE_LEN: usize = 8;
 /// `bbr_cycle_rand`: the first phase is drawn among this many.
@@ -364,6 +362,18 @@ impl LtBw {
         self.reset_interval(conn);
         LtEvent::None
     }
+}
+
+/// How long PROBE_BW's probing phase (pacing gain above 1) lasts: the hook
+/// BBQ changes in this state machine (its rule is `bbq.rs`'s
+/// `ProbeLength::shortened_us`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProbeLength {
+    /// BBRv1 (`bbr_is_next_cycle_phase`): at least min_rtt, and until
+    /// inflight reaches pacing_gain x BDP or a loss.
+    MinRtt,
+    /// BBQ: exactly min(min_rtt, alpha) while latest RTT >= (1 + beta) x min_rtt.
+    Bbq { alpha_us: u64, beta: f64 },
 }
 
 /// A BBRv1 flow (`struct bbr`). BBQ is the same machine with a different
@@ -946,6 +956,18 @@ impl CongestionControl for Bbr1 {
         out.num("bbr_bdp_pkts", self.bdp(self.bw(), BBR_UNIT) as f64);
         self.probe_len
             .write_state(out, self.min_rtt.us, self.last_rtt_us);
+    }
+}
+
+/// The registry's entry for `cc = "bbr1"` (`cc::Algorithm`).
+impl crate::cc::Algorithm for Bbr1Config {
+    const NAME: &'static str = "bbr1";
+    const REFERENCE: &'static str = "Linux net/ipv4/tcp_bbr.c (BBRv1)";
+    fn parse(params: &serde_json::Value) -> Result<Self, String> {
+        crate::cc::parse_params(params)
+    }
+    fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
+        crate::cc::AnyCc::Bbr1(Bbr1::new(self, init))
     }
 }
 

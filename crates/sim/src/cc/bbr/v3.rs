@@ -1836,6 +1836,56 @@ impl CongestionControl for Bbr3 {
     }
 }
 
+/// The registry's entry for `cc = "bbr2"` (`cc::Algorithm`).
+impl crate::cc::Algorithm for Bbr2Config {
+    const NAME: &'static str = "bbr2";
+    const REFERENCE: &'static str = "google/bbr v2alpha branch, tcp_bbr2.c";
+    fn parse(params: &serde_json::Value) -> Result<Self, String> {
+        crate::cc::parse_params(params)
+    }
+    fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
+        crate::cc::AnyCc::Bbr3(Bbr3::new(self, init))
+    }
+    fn ect_permanent(&self) -> bool {
+        self.ecn
+    }
+    fn ect(&self) -> crate::packet::Ecn {
+        if self.ect1 {
+            crate::packet::Ecn::Ect1
+        } else {
+            crate::packet::Ecn::Ect0
+        }
+    }
+    fn wants_accurate_ecn(&self) -> bool {
+        true
+    }
+}
+
+/// The registry's entry for `cc = "bbr3"` (`cc::Algorithm`).
+impl crate::cc::Algorithm for Bbr3Config {
+    const NAME: &'static str = "bbr3";
+    const REFERENCE: &'static str = "google/bbr v3 branch, tcp_bbr.c; draft-ietf-ccwg-bbr";
+    fn parse(params: &serde_json::Value) -> Result<Self, String> {
+        crate::cc::parse_params(params)
+    }
+    fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
+        crate::cc::AnyCc::Bbr3(Bbr3::new(self, init))
+    }
+    fn ect_permanent(&self) -> bool {
+        self.ecn && self.ecn_low
+    }
+    fn ect(&self) -> crate::packet::Ecn {
+        if self.ect1 {
+            crate::packet::Ecn::Ect1
+        } else {
+            crate::packet::Ecn::Ect0
+        }
+    }
+    fn wants_accurate_ecn(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -362,7 +362,7 @@ def test_scenario_flows_collapsed_round_robin(trace):
 
 def test_scenario_flows_replay(trace):
     w = wl.replay(trace)
-    entries = w.scenario_flows("cubic", senders=3)
+    entries = wl.scenario_flows(w, "cubic", senders=3)
     i = int(np.flatnonzero(w.flows.trace_flow == flow_row(trace, A).flow)[0])
     assert entries[i]["chunks"] == [
         ["10000000ns", "2000B"],

@@ -16,8 +16,7 @@ import dataclasses
 import math
 import signal
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -26,6 +25,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from .backends import backend
 from .errors import ControllerError, LinuxBackendError, LinuxNotAvailable, LinuxUnsupported, StoreError
 from .interrupt import guard_imports
 from .linux.testbeds import DEFAULT_TESTBED, TESTBEDS
@@ -484,25 +484,6 @@ def _print_warnings(scn: Scenario) -> None:
         print(w, file=sys.stderr)
 
 
-def _progress_line(name: str, duration_ns: int, update: Callable[[str], Any]) -> Callable[[int], None]:
-    """A simulator progress callback that shows how far the run is: simulated
-    time, its fraction of the scenario and the time left at the rate so far."""
-    start = time.monotonic()
-
-    def show(sim_ns: int) -> None:
-        done = min(sim_ns / duration_ns, 1.0) if duration_ns > 0 else 1.0
-        spent = time.monotonic() - start
-        left = spent * (1 - done) / done if done > 0 else float("nan")
-        update(
-            escape(
-                f"simulating {name}: {sim_ns / 1e9:.1f} of {duration_ns / 1e9:g} s simulated "
-                f"({done:.0%}), about {left:.0f} s left"
-            )
-        )
-
-    return show
-
-
 def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .expect import check_all, check_expectations, parse_expectations
 
@@ -510,28 +491,23 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _print_warnings(scn)
     expectations = parse_expectations(scn.expect, scn.source)  # before the run: bad ones cost nothing
     check_expectations(expectations, scn)
-    backend = args.backend or scn.backend or "sim"
-    if args.testbed is not None and backend != "linux":
+    name = args.backend or scn.backend or "sim"
+    if args.testbed is not None and name != "linux":
         raise _BadArgs("ccarena run: --testbed picks a kernel testbed: only with --backend linux")
+    chosen = backend(name, args.testbed)
+    chosen.preflight()
     earlier: list[Any] = []
-    if backend == "linux":
-        from .linux import execute as execute_linux
-
+    if chosen.name == "linux":
         earlier = _kernel_runs(scn, None if args.out is None else Path(args.out).parent)
-        with err.status(escape(f"running {scn.name} on Linux …")) as st:
-            res = execute_linux(
-                scn,
-                args.out,
-                figure=not args.no_figure,
-                progress=lambda m: st.update(escape(f"{scn.name}: {m} …")),
-                testbed=args.testbed or DEFAULT_TESTBED,
-            )
-    else:
-        from .runner import execute
-
-        with err.status(escape(f"simulating {scn.name} …")) as st:
-            show = _progress_line(scn.name, int(scn.normalized["duration_ns"]), st.update)
-            res = execute(scn, args.out, figure=not args.no_figure, yes=args.yes, progress=show)
+    verb = "simulating" if chosen.name == "sim" else "running on Linux:"
+    with err.status(escape(f"{verb} {scn.name} …")) as st:
+        res = chosen.run(
+            scn,
+            args.out,
+            figure=not args.no_figure,
+            yes=args.yes,
+            progress=lambda m: st.update(escape(f"{verb} {scn.name}: {m} …")),
+        )
     out.print(_flows_table(res))
     if res.count("links") > 1:
         out.print(_links_table(res))
@@ -867,7 +843,7 @@ def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .cost import check
     from .expect import check_expectations, flow_shape, parse_expectations
-    from .sweep import iter_points
+    from .points import iter_points
 
     scn = Scenario.load(args.scenario, args.overrides)
     _print_warnings(scn)
@@ -972,13 +948,137 @@ def _cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def _reproduce(target: str, args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``ccarena reproduce``: run each id of ``target`` that can run; the exit
+    status is the worst of theirs (3 when one waits for a mechanism).
+
+    Each id's paper findings (``findings.of_id``) are checked on its runs and
+    printed, with a table of all of them at the end of a paper's run, and
+    written as ``findings.csv`` beside the figures. They do not change the
+    exit status: only the scenario's own [[expect]] rows do."""
+    from .catalog import (
+        DEFAULT_ROOT,
+        CatalogError,
+        Unavailable,
+        experiment_dir,
+        finding_rows,
+        findings_summary,
+        findings_table,
+        lookup,
+        parse_at,
+        status,
+        unavailable_message,
+        write_findings_csv,
+    )
+    from .catalog.findings import evaluate
+    from .expect import check_experiment, parse_expectations
+    from .points import narrow
+    from .report import write_report
+
+    if getattr(args, "estimate", False):
+        if getattr(args, "at", None) or getattr(args, "repeats", None) is not None:
+            raise CatalogError("--estimate prices an id's whole sweep; it takes no --at or --repeats")
+        return _print_estimate(target, args, out, err)
+    entries = lookup(target)
+    at = parse_at(getattr(args, "at", None) or [])
+    repeats = getattr(args, "repeats", None)
+    narrowed = bool(at) or repeats is not None
+    if narrowed and len(entries) != 1:
+        raise CatalogError(f"{target}: --at and --repeats narrow one id's sweep; give an id, not a paper")
+    root = Path(args.out) if args.out else DEFAULT_ROOT
+    worst = 0
+    ran = 0
+    all_rows: list[dict[str, Any]] = []
+    for entry in entries:
+        miss = status(entry)
+        if miss:
+            msg = unavailable_message(entry, miss)
+            if len(entries) == 1:
+                raise Unavailable(msg)
+            err.print(Text.assemble(("skipped", "yellow"), f" {msg}"))
+            worst = max(worst, EXIT_UNAVAILABLE)
+            continue
+        opts = {k: getattr(args, k, None) for k in sorted(entry.options)}
+        doc = entry.build(args.quick, **opts)
+        if narrowed:
+            doc = {**doc, "sweep": narrow(doc.get("sweep"), at, repeats, entry.id)}
+        scn = Scenario.from_dict(doc, source=entry.id)
+        linux = getattr(args, "executor", "local") == "linux"
+        directory = experiment_dir(entry, doc, args.quick, root, narrowed, linux)
+        out.print(Text.assemble((entry.id, "bold"), f"{' (quick)' if args.quick else ''}: {entry.title}"))
+        exp, code = run_experiment(scn, args, out, err, directory)
+        skipped = getattr(exp, "skipped", {})
+        if skipped:
+            reasons = sorted(set(skipped.values()))
+            out.print(f"left out on the kernel: {len(skipped)} point(s) ({'; '.join(reasons[:3])})")
+        fig_dir = directory / entry.id.split("/", 1)[1]
+        fig_dir.mkdir(parents=True, exist_ok=True)
+        drawn = entry.figure(exp, fig_dir, args.quick, **opts) if len(exp.runs) else []
+        outcomes = check_experiment(parse_expectations(scn.expect, scn.source), exp)
+        verdicts = evaluate(entry.id, exp) if len(exp.runs) else []
+        rows = finding_rows(entry, verdicts)
+        index = write_report(
+            exp,
+            fig_dir / "report",
+            figures=drawn,
+            title=f"{entry.id}{' (quick)' if args.quick else ''}: {entry.title}",
+            intro=entry.notes,
+            outcomes=outcomes,
+        )
+        for d in drawn:
+            out.print(f"figure: {d.png} (+ .svg, data: {d.png.with_suffix('.csv').name})")
+        out.print(f"experiment: {directory} ({exp.ran} run, {exp.cached} cached); report: {index}")
+        code = max(code, print_expectations(outcomes, out))
+        if rows:
+            write_findings_csv(rows, fig_dir / "findings.csv")
+            out.print(findings_table(rows, f"{entry.id}: the paper's findings"))
+            out.print(findings_summary(rows) + " (findings do not change the exit status)")
+        all_rows += rows
+        worst = max(worst, code)
+        ran += 1
+    if ran == 0 and len(entries) > 1:
+        err.print(f"{target}: none of its experiments can run with this core")
+    if len(entries) > 1 and all_rows:
+        write_findings_csv(all_rows, root / f"findings-{target}{'-quick' if args.quick else ''}.csv")
+        out.print(
+            findings_table(
+                all_rows, f"{target}{' (quick)' if args.quick else ''}: did the paper's findings hold?"
+            )
+        )
+        out.print(findings_summary(all_rows))
+    return worst
+
+
+def _print_estimate(target: str, args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``ccarena reproduce TARGET --estimate``: what running it would cost,
+    one row per id (``estimate.estimate_entries``); nothing runs, nothing is
+    written. The exit status is 3 when an id waits for a mechanism, else 0."""
+    from .catalog import estimate_report, lookup
+    from .catalog.estimate import estimate_entries
+    from .executors import default_jobs
+
+    entries = lookup(target)
+    jobs = args.jobs or default_jobs()
+    options = {k: getattr(args, k, None) for e in entries for k in e.options}
+    with err.status(f"estimating {target} …") as st:
+        costs = estimate_entries(
+            entries, args.quick, options, progress=lambda i: st.update(f"estimating {i} …")
+        )
+    for t in estimate_report(costs, jobs, f"{target}{' (quick form)' if args.quick else ' (full form)'}"):
+        out.print(t)
+    waiting = [c for c in costs if c.missing]
+    for c in waiting:
+        err.print(Text.assemble(("not estimated", "yellow"), f" {c.id}: waits for {', '.join(c.missing)}"))
+    return EXIT_UNAVAILABLE if waiting else 0
+
+
 def _cmd_reproduce(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .catalog import CatalogError, Unavailable, reproduce
+    from .catalog import CatalogError, Unavailable
 
     if args.jobs is not None and args.jobs < 1:
         raise _BadArgs("--jobs must be at least 1")
     try:
-        return reproduce(args.target, args, out, err)
+        return _reproduce(args.target, args, out, err)
     except CatalogError as e:
         raise _BadArgs(str(e)) from None
     except Unavailable as e:

@@ -21,6 +21,7 @@ import pandas as pd
 from rich.markup import escape
 from rich.table import Table
 
+from .backends import backend
 from .results import Results
 from .scenario import Scenario
 from .store import default_run_dir
@@ -170,10 +171,17 @@ class Comparison:
         return [Fitted(wide, by_flow), summary]
 
     def _repr_html_(self) -> str:
-        """Jupyter: per-flow metrics, summaries and the comparison figure."""
-        from .notebook import comparison_html
+        """Jupyter: per-flow metrics of each backend and their differences,
+        the run summaries, and the comparison figure."""
+        from . import notebook as nb
 
-        return comparison_html(self)
+        facts = [("scenario", self.scenario.name), ("backends", " vs ".join(self.backends))]
+        parts = [nb.table(self.flows, "per flow"), nb.table(self.summary.reset_index(), "run summary")]
+        if self.figure_path is not None:
+            parts.append(nb.img(self.figure_path))
+        else:
+            parts.append(nb.temporary_png(lambda d: plot_comparison(self, d / "compare.png")))
+        return nb.block(f"Comparison {self.scenario.name}", facts, parts)
 
     def write(self, directory: Path, figure: bool = True) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -240,35 +248,22 @@ def compare(
     """Run ``scn`` on each backend, write each run and the comparison (in
     ``<root>/<name>/<hash>-compare-<UTC time>``, named after the kernel run
     it compares, which is new each time: no comparison replaces another)."""
-    if "linux" in backends:
+    chosen = [backend(b) for b in backends]
+    for each in chosen:
         # Before the simulator's run: a machine that cannot run the
         # kernel's side says so before anything is written.
-        from .linux import preflight
-
-        preflight()
+        each.preflight()
     results: dict[str, Results] = {}
-    for b in backends:
-        msg = escape(f"{scn.name}: running on {b} …")
-        if b == "linux":
-            from .linux import execute as execute_linux
+    for each in chosen:
+        if console is None:
+            results[each.name] = each.run(scn, root=root, figure=figure)
+            continue
+        with console.status(escape(f"{scn.name}: running on {each.name} …")) as st:
 
-            if console is not None:
-                with console.status(msg) as st:
+            def show(m: str, st: Any = st, name: str = each.name) -> None:
+                st.update(escape(f"{scn.name} {name}: {m}"))
 
-                    def show(m: str, st: Any = st) -> None:
-                        st.update(escape(f"{scn.name} linux: {m}"))
-
-                    results[b] = execute_linux(scn, root=root, figure=figure, progress=show)
-            else:
-                results[b] = execute_linux(scn, root=root, figure=figure)
-        else:
-            from .runner import execute
-
-            if console is not None:
-                with console.status(msg):
-                    results[b] = execute(scn, root=root, figure=figure)
-            else:
-                results[b] = execute(scn, root=root, figure=figure)
+            results[each.name] = each.run(scn, root=root, figure=figure, progress=show)
     comp = Comparison(scn, list(backends), results)
     linux = results.get("linux")
     if linux is not None and linux.path is not None:

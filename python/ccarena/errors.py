@@ -4,10 +4,7 @@ command line can catch them without loading pandas or pyarrow."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .experiment import Experiment
+from typing import Any
 
 __all__ = [
     "ControllerError",
@@ -25,9 +22,10 @@ class StoreError(OSError):
 
 class SweepError(RuntimeError):
     """Some runs of a sweep failed; ``.failures`` maps point labels to errors,
-    ``.experiment`` holds what did run."""
+    ``.experiment`` holds what did run (an ``experiment.Experiment``; typed
+    loosely so that this module imports nothing of the package's)."""
 
-    def __init__(self, experiment: Experiment, failures: dict[str, str]):
+    def __init__(self, experiment: Any, failures: dict[str, str]):
         self.experiment = experiment
         self.failures = failures
         first = next(iter(failures.items()))

@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 from .cost import MAX_POINTS
 from .keys import ScenarioError, clip
+from .points import iter_points
 from .schema import numeric_columns
 from .sections import Expectation, parse_expectations, parse_sweep
-from .sweep import iter_points
 
 if TYPE_CHECKING:
     import pandas as pd

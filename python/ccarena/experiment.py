@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 
 from .cost import estimate
 from .errors import StoreError, SweepError
+from .points import Point, expand, parse_sweep
 from .results import Results
 from .scenario import Scenario
 from .store import (
@@ -45,7 +46,6 @@ from .store import (
     is_complete,
     write_bytes_atomic,
 )
-from .sweep import Point, expand, parse_sweep
 from .version import __version__
 
 __all__ = ["EXPERIMENT_FILE", "INDEX_FILE", "Experiment", "SweepError", "run_sweep"]
@@ -234,10 +234,23 @@ class Experiment:
         return f"<Experiment {self.name!r} at {self.path}: {len(self.runs)} runs, keys {self.keys}>"
 
     def _repr_html_(self) -> str:
-        """Jupyter: the runs table and the mean Jain index over the swept key."""
-        from .notebook import experiment_html  # matplotlib only when a notebook asks
+        """Jupyter: its keys, the runs table and, with a swept key, the mean
+        Jain index over it with 95% confidence intervals."""
+        import html
 
-        return experiment_html(self)
+        from . import notebook as nb
+        from .plots import PlotError, make_figure  # matplotlib only when a notebook asks
+
+        keys = ", ".join(self.keys) or "none"
+        facts = [("directory", self.path), ("runs", len(self.runs)), ("swept keys", keys)]
+        metrics = [c for c in nb.SUMMARY_COLUMNS if c in self.runs.columns]
+        parts = [nb.table(self.runs[[*self.keys, "repeat", *metrics]], "runs")]
+        if self.keys and len(self.runs) > 1:
+            try:
+                parts.append(nb.temporary_png(lambda d: make_figure(self, "mean", out=d / "mean.png")))
+            except PlotError as err:
+                parts.append(f"<p>no figure: {html.escape(str(err))}</p>")
+        return nb.block(f"Experiment {self.name}", facts, parts)
 
 
 def _experiment_meta(scn: Scenario, points: list[Point], keys: list[str]) -> dict[str, Any]:

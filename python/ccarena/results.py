@@ -296,7 +296,19 @@ class Results:
         return f"<Results {self.name!r}{where}: {self.count('flows')} flows, {self.count('samples')} samples>"
 
     def _repr_html_(self) -> str:
-        """Jupyter: the summary, the flows and the run figure (``ccarena.notebook``)."""
-        from .notebook import results_html  # matplotlib only when a notebook asks
+        """Jupyter: where it is, the summary, the flows and the run figure."""
+        from . import notebook as nb
+        from .plots.timeseries import FIGURE_NAME, plot_run  # matplotlib only when a notebook asks
 
-        return results_html(self)
+        facts = [("run directory", self.path or "not written"), ("flows", len(self.flows)),
+                 ("backend", self.meta.get("backend", "sim"))]  # fmt: skip
+        parts = [
+            nb.table(nb.cols(self.summary, nb.SUMMARY_COLUMNS), "summary"),
+            nb.table(nb.cols(self.flows, nb.FLOW_COLUMNS), "flows"),
+        ]
+        fig = self.figure
+        if fig is not None:
+            parts.append(nb.img(fig))
+        else:
+            parts.append(nb.temporary_png(lambda d: plot_run(self, d / FIGURE_NAME)))
+        return nb.block(f"Results {self.name}", facts, parts)

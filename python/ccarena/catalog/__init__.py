@@ -11,7 +11,6 @@ need and refuse to run, instead of running something else.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
@@ -20,8 +19,6 @@ from typing import Any
 from rich.text import Text
 
 from ..cost import EXPAND_PER_FLOW_S, FLOW_OVERHEAD_S, NS_PER_PACKET, RUN_OVERHEAD_S
-from ..executors import default_jobs
-from ..sweep import narrow
 from ..termtable import Rows
 from . import (  # noqa: F401  (they register their ids)  # noqa: F401  (they add the papers' findings)
     bbq,
@@ -35,8 +32,7 @@ from . import (  # noqa: F401  (they register their ids)  # noqa: F401  (they ad
 )
 from .base import REGISTRY, Entry
 from .capabilities import available, describe, missing
-from .estimate import estimate_entries, totals
-from .findings import evaluate
+from .estimate import totals
 
 __all__ = [
     "PAPERS",
@@ -48,8 +44,6 @@ __all__ = [
     "estimate_report",
     "findings_table",
     "lookup",
-    "print_estimate",
-    "reproduce",
     "wall_time",
 ]
 
@@ -154,7 +148,7 @@ def findings_table(rows: list[dict[str, Any]], title: str = "paper findings") ->
     return t
 
 
-def _findings_summary(rows: list[dict[str, Any]]) -> str:
+def findings_summary(rows: list[dict[str, Any]]) -> str:
     n = {k: sum(r["holds"] == k for r in rows) for k in ("yes", "no", "n/a")}
     text = f"{n['yes']} of {len(rows)} finding(s) hold, {n['no']} do not"
     return text + (f", {n['n/a']} not checked (no run at their points)" if n["n/a"] else "")
@@ -194,114 +188,6 @@ def parse_at(items: list[str]) -> dict[str, list[str]]:
             raise CatalogError(f"--at {item}: expected KEY=VALUE[,VALUE...], e.g. --at flows.0.cc=bbr2")
         at.setdefault(key.strip(), []).extend(v.strip() for v in values.split(",") if v.strip())
     return at
-
-
-def reproduce(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
-    """``ccarena reproduce``: run each id of ``target`` that can run; the exit
-    status is the worst of theirs (3 when one waits for a mechanism).
-
-    Each id's paper findings (``findings.of_id``) are checked on its runs and
-    printed, with a table of all of them at the end of a paper's run, and
-    written as ``findings.csv`` beside the figures. They do not change the
-    exit status: only the scenario's own [[expect]] rows do."""
-    from ..cli import EXIT_UNAVAILABLE, print_expectations, run_experiment
-    from ..expect import check_experiment, parse_expectations
-    from ..report import write_report
-    from ..scenario import Scenario
-
-    if getattr(args, "estimate", False):
-        if getattr(args, "at", None) or getattr(args, "repeats", None) is not None:
-            raise CatalogError("--estimate prices an id's whole sweep; it takes no --at or --repeats")
-        return print_estimate(target, args, out, err)
-    entries = lookup(target)
-    at = parse_at(getattr(args, "at", None) or [])
-    repeats = getattr(args, "repeats", None)
-    narrowed = bool(at) or repeats is not None
-    if narrowed and len(entries) != 1:
-        raise CatalogError(f"{target}: --at and --repeats narrow one id's sweep; give an id, not a paper")
-    root = Path(args.out) if args.out else DEFAULT_ROOT
-    worst = 0
-    ran = 0
-    all_rows: list[dict[str, Any]] = []
-    for entry in entries:
-        miss = status(entry)
-        if miss:
-            msg = unavailable_message(entry, miss)
-            if len(entries) == 1:
-                raise Unavailable(msg)
-            err.print(Text.assemble(("skipped", "yellow"), f" {msg}"))
-            worst = max(worst, EXIT_UNAVAILABLE)
-            continue
-        opts = {k: getattr(args, k, None) for k in sorted(entry.options)}
-        doc = entry.build(args.quick, **opts)
-        if narrowed:
-            doc = {**doc, "sweep": narrow(doc.get("sweep"), at, repeats, entry.id)}
-        scn = Scenario.from_dict(doc, source=entry.id)
-        linux = getattr(args, "executor", "local") == "linux"
-        directory = experiment_dir(entry, doc, args.quick, root, narrowed, linux)
-        out.print(Text.assemble((entry.id, "bold"), f"{' (quick)' if args.quick else ''}: {entry.title}"))
-        exp, code = run_experiment(scn, args, out, err, directory)
-        skipped = getattr(exp, "skipped", {})
-        if skipped:
-            reasons = sorted(set(skipped.values()))
-            out.print(f"left out on the kernel: {len(skipped)} point(s) ({'; '.join(reasons[:3])})")
-        fig_dir = directory / entry.id.split("/", 1)[1]
-        fig_dir.mkdir(parents=True, exist_ok=True)
-        drawn = entry.figure(exp, fig_dir, args.quick, **opts) if len(exp.runs) else []
-        outcomes = check_experiment(parse_expectations(scn.expect, scn.source), exp)
-        verdicts = evaluate(entry.id, exp) if len(exp.runs) else []
-        rows = finding_rows(entry, verdicts)
-        index = write_report(
-            exp,
-            fig_dir / "report",
-            figures=drawn,
-            title=f"{entry.id}{' (quick)' if args.quick else ''}: {entry.title}",
-            intro=entry.notes,
-            outcomes=outcomes,
-        )
-        for d in drawn:
-            out.print(f"figure: {d.png} (+ .svg, data: {d.png.with_suffix('.csv').name})")
-        out.print(f"experiment: {directory} ({exp.ran} run, {exp.cached} cached); report: {index}")
-        code = max(code, print_expectations(outcomes, out))
-        if rows:
-            write_findings_csv(rows, fig_dir / "findings.csv")
-            out.print(findings_table(rows, f"{entry.id}: the paper's findings"))
-            out.print(_findings_summary(rows) + " (findings do not change the exit status)")
-        all_rows += rows
-        worst = max(worst, code)
-        ran += 1
-    if ran == 0 and len(entries) > 1:
-        err.print(f"{target}: none of its experiments can run with this core")
-    if len(entries) > 1 and all_rows:
-        write_findings_csv(all_rows, root / f"findings-{target}{'-quick' if args.quick else ''}.csv")
-        out.print(
-            findings_table(
-                all_rows, f"{target}{' (quick)' if args.quick else ''}: did the paper's findings hold?"
-            )
-        )
-        out.print(_findings_summary(all_rows))
-    return worst
-
-
-def print_estimate(target: str, args: argparse.Namespace, out: Any, err: Any) -> int:
-    """``ccarena reproduce TARGET --estimate``: what running it would cost,
-    one row per id (``estimate.estimate_entries``); nothing runs, nothing is
-    written. The exit status is 3 when an id waits for a mechanism, else 0."""
-    from ..cli import EXIT_UNAVAILABLE
-
-    entries = lookup(target)
-    jobs = args.jobs or default_jobs()
-    options = {k: getattr(args, k, None) for e in entries for k in e.options}
-    with err.status(f"estimating {target} …") as st:
-        costs = estimate_entries(
-            entries, args.quick, options, progress=lambda i: st.update(f"estimating {i} …")
-        )
-    for t in estimate_report(costs, jobs, f"{target}{' (quick form)' if args.quick else ' (full form)'}"):
-        out.print(t)
-    waiting = [c for c in costs if c.missing]
-    for c in waiting:
-        err.print(Text.assemble(("not estimated", "yellow"), f" {c.id}: waits for {', '.join(c.missing)}"))
-    return EXIT_UNAVAILABLE if waiting else 0
 
 
 def estimate_report(costs: list[Any], jobs: int, what: str) -> list[Any]:

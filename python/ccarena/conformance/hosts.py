@@ -20,15 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..lazy import lazy
 from ..profiles import Profile
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from .kernel import KernelRun
 else:
     np = lazy("numpy")
 
@@ -101,7 +99,18 @@ NO_HOSTS = HostTable((), (), one_run=False)
 HostsMode = str | Profile
 
 
-def seed_hosts(mode: HostsMode, runs: Sequence[KernelRun], n: int) -> list[HostTable | None]:
+class MeasuredRun(Protocol):
+    """What the hosts' choice reads of a kernel run (``kernel.KernelRun``):
+    whether its self-checks passed and the turnarounds it measured."""
+
+    @property
+    def trustworthy(self) -> bool: ...
+
+    @property
+    def hosts(self) -> HostTable | None: ...
+
+
+def seed_hosts(mode: HostsMode, runs: Sequence[MeasuredRun], n: int) -> list[HostTable | None]:
     """The turnaround table each of a cell's ``n`` simulator seeds runs with
     (None: the scenario's own, the shipped defaults). With ``"per-run"``
     seed k takes its k-th trustworthy kernel run's table (cycling), with

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -15,10 +15,15 @@ from matplotlib.figure import Figure
 from .common import PlotError, metric_label, save
 from .drawn import Drawn
 
-if TYPE_CHECKING:
-    from ..results import Results
-
-__all__ = ["FIGURE_NAME", "flow_label", "plot_panels", "plot_run", "plot_timeseries", "state_spans"]
+__all__ = [
+    "FIGURE_NAME",
+    "RunTables",
+    "flow_label",
+    "plot_panels",
+    "plot_run",
+    "plot_timeseries",
+    "state_spans",
+]
 
 FIGURE_NAME = "timeseries.png"
 _MAX_LEGEND = 16
@@ -202,7 +207,29 @@ def _plot_group_spread(ax, samples: pd.DataFrame, flows: pd.DataFrame | None) ->
         )
 
 
-def _subtitle(results: Results) -> str:
+class RunTables(Protocol):
+    """What the run figure reads of a run (``results.Results`` has it)."""
+
+    @property
+    def path(self) -> Path | None: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def summary(self) -> pd.DataFrame: ...
+
+    @property
+    def flows(self) -> pd.DataFrame: ...
+
+    @property
+    def samples(self) -> pd.DataFrame: ...
+
+    @property
+    def queue(self) -> pd.DataFrame: ...
+
+
+def _subtitle(results: RunTables) -> str:
     parts = []
     s = results.summary
     if len(s):
@@ -216,7 +243,7 @@ def _subtitle(results: Results) -> str:
     return ", ".join(parts)
 
 
-def plot_run(results: Results, path: str | Path | None = None) -> Path:
+def plot_run(results: RunTables, path: str | Path | None = None) -> Path:
     """The run figure of ``results``, written to ``path`` (default:
     ``timeseries.png`` in the run directory)."""
     if path is None:

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # model.py calls this module: the type only, no import circle
-    from .model import Workload
+from .model import Workload
 
 __all__ = ["scenario_flows", "successive_flow", "to_toml", "workload_scenario", "write_toml"]
 

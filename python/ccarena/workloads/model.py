@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import generate
 from .pcap import Trace
 
 __all__ = ["MODES", "Workload", "collapsed", "replay", "size_cdf", "synthetic"]
@@ -123,12 +122,6 @@ class Workload:
     def to_rate(self, rate_bps: float) -> Workload:
         """``scale_rate`` to an offered load of ``rate_bps``."""
         return self.scale_rate(rate_bps / self.mean_rate_bps)
-
-    # ------------------------------------------------------------------ scenario entries
-
-    def scenario_flows(self, cc: str = "cubic", senders: int = 2, **extra: Any) -> list[dict[str, Any]]:
-        """The scenario's ``[[flows]]`` entries (see ``generate.scenario_flows``)."""
-        return generate.scenario_flows(self, cc=cc, senders=senders, **extra)
 
     # ------------------------------------------------------------------ storage
 

@@ -1,4 +1,4 @@
-"""Sweeps: a scenario's ``[sweep]`` table expanded into concrete runs.
+"""A scenario's ``[sweep]`` table expanded into its points, the concrete runs.
 
 ```toml
 [sweep]

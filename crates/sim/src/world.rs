@@ -280,7 +280,7 @@ impl<'a, T: Taps> World<'a, T> {
                     Arc::clone(t),
                 ));
             }
-            let echo = if f.cc.wants_accurate_ecn() {
+            let echo = if f.cc.ecn().accurate_feedback {
                 EcnEcho::Accurate
             } else {
                 EcnEcho::Rfc3168

@@ -225,9 +225,6 @@ impl WindowRule for BicRule {
 impl crate::cc::Algorithm for BicConfig {
     const NAME: &'static str = "bic";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_bic.c; Xu, Harfoush and Rhee, INFOCOM 2004";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Bic(crate::cc::classic::Classic::new(BicRule::new(self), init))
     }

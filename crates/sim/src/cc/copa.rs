@@ -289,9 +289,6 @@ impl crate::cc::Algorithm for CopaConfig {
     const NAME: &'static str = "copa";
     const REFERENCE: &'static str =
         "Copa: Arun and Balakrishnan, NSDI 2018, with genericCC's constants (no kernel module)";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Copa(Copa::new(self, init))
     }

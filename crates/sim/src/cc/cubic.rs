@@ -539,9 +539,6 @@ impl WindowRule for CubicRule {
 impl crate::cc::Algorithm for CubicConfig {
     const NAME: &'static str = "cubic";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_cubic.c (with HyStart); RFC 9438";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         if self.hystart_plus_plus {
             let h = crate::cc::hystart_pp::WithHystartPP {

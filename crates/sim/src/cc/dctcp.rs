@@ -209,23 +209,14 @@ impl WindowRule for DctcpRule {
 impl crate::cc::Algorithm for DctcpConfig {
     const NAME: &'static str = "dctcp";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_dctcp.c; RFC 8257";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Dctcp(crate::cc::classic::Classic::new(
             DctcpRule::new(self, init),
             init,
         ))
     }
-    fn ect_permanent(&self) -> bool {
-        true
-    }
-    fn needs_ecn(&self) -> bool {
-        true
-    }
-    fn wants_accurate_ecn(&self) -> bool {
-        true
+    fn ecn(&self) -> crate::cc::EcnUse {
+        crate::cc::EcnUse::NEEDED
     }
 }
 

@@ -82,17 +82,22 @@ pub fn build(cfg: &PythonConfig, init: &CcInit, flow: u32) -> Box<dyn Congestion
     f(cfg, init, flow)
 }
 
-/// The registry's entry for `cc = "python"` (`cc::Algorithm`).
-impl crate::cc::Algorithm for PythonConfig {
-    const NAME: &'static str = "python";
-    const REFERENCE: &'static str = "your own: a ccarena.Controller subclass, cc_params = { class = \"module:Class\" } (docs/controllers.md)";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
+/// A controller's table is read by `PythonConfig::from_params`, and only
+/// where the embedding can build one.
+impl crate::cc::ReadParams for PythonConfig {
+    fn read(params: &serde_json::Value) -> Result<Self, String> {
         let c = PythonConfig::from_params(params)?;
         if !available() {
             return Err("python controllers run through the Python package (ccarena.run, the ccarena command)".into());
         }
         Ok(c)
     }
+}
+
+/// The registry's entry for `cc = "python"` (`cc::Algorithm`).
+impl crate::cc::Algorithm for PythonConfig {
+    const NAME: &'static str = "python";
+    const REFERENCE: &'static str = "your own: a ccarena.Controller subclass, cc_params = { class = \"module:Class\" } (docs/controllers.md)";
     fn build(&self, init: &crate::cc::CcInit, flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::External(build(self, init, flow))
     }

@@ -281,9 +281,6 @@ impl WindowRule for HtcpRule {
 impl crate::cc::Algorithm for HtcpConfig {
     const NAME: &'static str = "htcp";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_htcp.c; Leith and Shorten, PFLDnet 2004";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Htcp(crate::cc::classic::Classic::new(
             HtcpRule::new(self, init),

@@ -173,9 +173,6 @@ impl WindowRule for HyblaRule {
 impl crate::cc::Algorithm for HyblaConfig {
     const NAME: &'static str = "hybla";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_hybla.c; Caini and Firrincieli, IJSCN 2004";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Hybla(crate::cc::classic::Classic::new(HyblaRule::new(self), init))
     }

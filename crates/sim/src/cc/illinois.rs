@@ -224,9 +224,6 @@ impl crate::cc::Algorithm for IllinoisConfig {
     const NAME: &'static str = "illinois";
     const REFERENCE: &'static str =
         "Linux net/ipv4/tcp_illinois.c; Liu, Basar and Srikant, VALUETOOLS 2006";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Illinois(crate::cc::classic::Classic::new(
             IllinoisRule::new(self),

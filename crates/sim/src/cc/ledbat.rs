@@ -289,9 +289,6 @@ impl crate::cc::Algorithm for LedbatConfig {
     const NAME: &'static str = "ledbat_pp";
     const REFERENCE: &'static str =
         "LEDBAT++: draft-irtf-iccrg-ledbat-plus-plus-01 on RFC 6817 (less than best effort)";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::LedbatPP(crate::cc::classic::Classic::new(
             LedbatRule::new(self),

@@ -178,44 +178,73 @@ any_cc! {
 
 pub use crate::params::{parse_params, Params as CcParams};
 
+/// How an algorithm uses ECN. Linux sets the first three per algorithm
+/// (`tcp_congestion_ops.flags`, `tcp_ecn_send`); the fourth is the
+/// receiver's feedback the algorithm relies on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EcnUse {
+    /// Its flows negotiate ECN unless the scenario says `ecn = false`
+    /// (`TCP_CONG_NEEDS_ECN`: DCTCP, Prague).
+    pub needs: bool,
+    /// The codepoint its sender sets: ECT(1) for L4S senders (RFC 9331:
+    /// Prague, `tcp_prague.c`'s `INET_ECN_xmit_ect_1`), ECT(0) otherwise.
+    pub ect: crate::packet::Ecn,
+    /// Retransmissions keep ECT. Linux sends them Not-ECT (RFC 3168 6.1.5,
+    /// `tcp_ecn_send`) unless the algorithm needs ECN on every packet
+    /// (`TCP_CONG_NEEDS_ECN`) or set `TCP_ECN_ECT_PERMANENT` (BBRv3's
+    /// `bbr_init` when `bbr_can_use_ecn`; BBRv2-alpha's with `ecn_enable`).
+    pub ect_permanent: bool,
+    /// Its receivers echo every CE mark (the accurate feedback DCTCP and
+    /// BBRv2/v3 rely on) rather than RFC 3168's latch.
+    pub accurate_feedback: bool,
+}
+
+impl EcnUse {
+    /// RFC 3168 ECN, used only where the scenario asks for it.
+    pub const CLASSIC: EcnUse = EcnUse {
+        needs: false,
+        ect: crate::packet::Ecn::Ect0,
+        ect_permanent: false,
+        accurate_feedback: false,
+    };
+    /// An algorithm that needs ECN on every packet with every mark echoed
+    /// (`TCP_CONG_NEEDS_ECN`: DCTCP; Prague with ECT(1)).
+    pub const NEEDED: EcnUse = EcnUse {
+        needs: true,
+        ect: crate::packet::Ecn::Ect0,
+        ect_permanent: true,
+        accurate_feedback: true,
+    };
+}
+
+/// How a parameter type reads its `cc_params` table (JSON null when
+/// absent): every `CcParams` type through `parse_params`, which names the
+/// parameter and its range in an error; `PythonConfig` its own way.
+pub trait ReadParams: Sized {
+    fn read(params: &serde_json::Value) -> Result<Self, String>;
+}
+
+impl<T: CcParams> ReadParams for T {
+    fn read(params: &serde_json::Value) -> Result<Self, String> {
+        parse_params(params)
+    }
+}
+
 /// What an algorithm declares about itself, beside its parameters, in its
-/// own file: its name in `cc = "..."`, where its rules come from, how its
-/// parameter table is read, how a flow's instance is built, and how it uses
-/// ECN. `algorithms!` below lists the implementations once; adding an
-/// algorithm is its file, one line there and, for a new state type, one
-/// line in `any_cc!`.
-pub trait Algorithm: Sized {
+/// own file: its name in `cc = "..."`, where its rules come from, how a
+/// flow's instance is built, and how it uses ECN. `algorithms!` below lists
+/// the implementations once; adding an algorithm is its file, one line
+/// there and, for a new state type, one line in `any_cc!`.
+pub trait Algorithm: ReadParams {
     /// The name in `cc = "..."`.
     const NAME: &'static str;
     /// Where the rules come from, for `ccarena list`.
     const REFERENCE: &'static str;
-    /// The parameter table (`cc_params`; JSON null when absent), validated.
-    fn parse(params: &serde_json::Value) -> Result<Self, String>;
     /// Flow `flow`'s instance, at its connection's establishment.
     fn build(&self, init: &CcInit, flow: u32) -> AnyCc;
-    /// An ECN sender marks its retransmissions ECT too. Linux sends a
-    /// retransmission Not-ECT (RFC 3168 6.1.5, `tcp_ecn_send`) unless the
-    /// algorithm needs ECN on every packet (DCTCP's `TCP_CONG_NEEDS_ECN`)
-    /// or set `TCP_ECN_ECT_PERMANENT` (BBRv3's `bbr_init` when
-    /// `bbr_can_use_ecn`; BBRv2-alpha's with `ecn_enable`).
-    fn ect_permanent(&self) -> bool {
-        false
-    }
-    /// It needs ECN (`TCP_CONG_NEEDS_ECN`: DCTCP, Prague): its flows
-    /// negotiate it unless the scenario says `ecn = false`.
-    fn needs_ecn(&self) -> bool {
-        false
-    }
-    /// The ECN-capable codepoint its sender sets: ECT(1) for L4S senders
-    /// (RFC 9331: Prague, `tcp_prague.c`'s `INET_ECN_xmit_ect_1`), ECT(0)
-    /// otherwise.
-    fn ect(&self) -> crate::packet::Ecn {
-        crate::packet::Ecn::Ect0
-    }
-    /// Its receivers echo every CE mark (the accurate ECN feedback DCTCP
-    /// and BBRv2/v3 rely on) rather than RFC 3168's latch.
-    fn wants_accurate_ecn(&self) -> bool {
-        false
+    /// How it uses ECN.
+    fn ecn(&self) -> EcnUse {
+        EcnUse::CLASSIC
     }
 }
 
@@ -241,7 +270,7 @@ macro_rules! algorithms {
 
             pub fn parse(name: &str, params: &serde_json::Value) -> Result<CcConfig, String> {
                 $(if name == <$cfg as Algorithm>::NAME {
-                    return Ok(CcConfig::$variant(<$cfg as Algorithm>::parse(params)?));
+                    return Ok(CcConfig::$variant(<$cfg as ReadParams>::read(params)?));
                 })*
                 Err(format!(
                     "unknown congestion control {name:?}; known: {}",
@@ -259,24 +288,9 @@ macro_rules! algorithms {
                     .expect("cc params serialize")
             }
 
-            /// `Algorithm::ect_permanent` of the chosen algorithm.
-            pub fn ect_permanent(&self) -> bool {
-                match self { $(CcConfig::$variant(c) => c.ect_permanent()),* }
-            }
-
-            /// `Algorithm::needs_ecn` of the chosen algorithm.
-            pub fn needs_ecn(&self) -> bool {
-                match self { $(CcConfig::$variant(c) => c.needs_ecn()),* }
-            }
-
-            /// `Algorithm::ect` of the chosen algorithm.
-            pub fn ect(&self) -> crate::packet::Ecn {
-                match self { $(CcConfig::$variant(c) => c.ect()),* }
-            }
-
-            /// `Algorithm::wants_accurate_ecn` of the chosen algorithm.
-            pub fn wants_accurate_ecn(&self) -> bool {
-                match self { $(CcConfig::$variant(c) => c.wants_accurate_ecn()),* }
+            /// How the chosen algorithm uses ECN (`Algorithm::ecn`).
+            pub fn ecn(&self) -> EcnUse {
+                match self { $(CcConfig::$variant(c) => c.ecn()),* }
             }
 
             /// Flow `flow`'s algorithm, at its connection's establishment.
@@ -334,5 +348,53 @@ impl<'de> serde::Deserialize<'de> for CcConfig {
         }
         let f = Fields::deserialize(d)?;
         CcConfig::parse(&f.cc, &f.cc_params).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use serde_json::json;
+
+    fn ecn(name: &str, params: serde_json::Value) -> EcnUse {
+        CcConfig::parse(name, &params).unwrap().ecn()
+    }
+
+    #[test]
+    fn each_algorithm_uses_ecn_as_its_linux_module_does() {
+        assert_eq!(ecn("cubic", json!({})), EcnUse::CLASSIC);
+        assert_eq!(ecn("bbr1", json!({})), EcnUse::CLASSIC);
+        // TCP_CONG_NEEDS_ECN; Prague's ECT(1).
+        assert_eq!(ecn("dctcp", json!({})), EcnUse::NEEDED);
+        let prague = ecn("prague", json!({}));
+        assert_eq!(
+            (prague.ect, prague.needs, prague.ect_permanent),
+            (Ecn::Ect1, true, true)
+        );
+        // BBRv2-alpha keeps ECT with its ECN logic on; BBRv3 only where the
+        // route is `ecn_low` too (`bbr_can_use_ecn`). Both echo every mark.
+        let on = json!({ "ecn": true, "ecn_low": false });
+        assert!(ecn("bbr2", on.clone()).ect_permanent);
+        assert!(!ecn("bbr3", on).ect_permanent);
+        assert!(ecn("bbr3", json!({ "ecn": true, "ecn_low": true })).ect_permanent);
+        assert!(!ecn("bbr3", json!({ "ecn": false })).ect_permanent);
+        let b3 = ecn("bbr3", json!({ "ect1": true }));
+        assert!(b3.accurate_feedback && !b3.needs && b3.ect == Ecn::Ect1);
+    }
+
+    #[test]
+    fn every_name_parses_to_itself_and_unknown_ones_list_the_names() {
+        for &name in CcConfig::NAMES.iter().filter(|&&n| n != "python") {
+            assert_eq!(
+                CcConfig::parse(name, &serde_json::Value::Null)
+                    .unwrap()
+                    .name(),
+                name
+            );
+            assert!(!CcConfig::reference(name).is_empty(), "{name}");
+        }
+        let e = CcConfig::parse("nope", &serde_json::Value::Null).unwrap_err();
+        assert!(e.contains("cubic") && e.contains("bbr3"), "{e}");
     }
 }

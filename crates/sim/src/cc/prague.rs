@@ -372,23 +372,14 @@ impl CongestionControl for Prague {
 impl crate::cc::Algorithm for PragueConfig {
     const NAME: &'static str = "prague";
     const REFERENCE: &'static str = "L4STeam/linux net/ipv4/tcp_prague.c (v0.7, window mode); draft-briscoe-iccrg-prague-congestion-control";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Prague(Prague::new(self, init))
     }
-    fn ect_permanent(&self) -> bool {
-        true
-    }
-    fn needs_ecn(&self) -> bool {
-        true
-    }
-    fn wants_accurate_ecn(&self) -> bool {
-        true
-    }
-    fn ect(&self) -> crate::packet::Ecn {
-        crate::packet::Ecn::Ect1
+    fn ecn(&self) -> crate::cc::EcnUse {
+        crate::cc::EcnUse {
+            ect: crate::packet::Ecn::Ect1,
+            ..crate::cc::EcnUse::NEEDED
+        }
     }
 }
 

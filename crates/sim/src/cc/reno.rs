@@ -61,9 +61,6 @@ impl WindowRule for RenoRule {
 impl crate::cc::Algorithm for RenoConfig {
     const NAME: &'static str = "reno";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_cong.c (tcp_reno_*); RFC 5681";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         if self.hystart_plus_plus {
             let h = crate::cc::hystart_pp::WithHystartPP {

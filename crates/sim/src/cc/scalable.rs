@@ -46,9 +46,6 @@ impl WindowRule for ScalableRule {
 impl crate::cc::Algorithm for ScalableConfig {
     const NAME: &'static str = "scalable";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_scalable.c; Kelly, CCR 2003";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Scalable(crate::cc::classic::Classic::new(ScalableRule, init))
     }

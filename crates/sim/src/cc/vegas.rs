@@ -248,9 +248,6 @@ impl WindowRule for VegasRule {
 impl crate::cc::Algorithm for VegasConfig {
     const NAME: &'static str = "vegas";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_vegas.c; Brakmo and Peterson, JSAC 1995";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Vegas(crate::cc::classic::Classic::new(VegasRule::new(self), init))
     }

@@ -751,9 +751,6 @@ impl CongestionControl for Vivace {
 impl crate::cc::Algorithm for VivaceConfig {
     const NAME: &'static str = "vivace";
     const REFERENCE: &'static str = "PCC Vivace: Dong et al., NSDI 2018; the authors' PCC-Uspace NSDI-2018 branch (pcc.h) and PCC-Kernel tcp_pcc.c (no mainline module)";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Vivace(Vivace::new(self, init))
     }

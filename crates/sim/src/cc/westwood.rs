@@ -197,9 +197,6 @@ impl crate::cc::Algorithm for WestwoodConfig {
     const NAME: &'static str = "westwood";
     const REFERENCE: &'static str =
         "Linux net/ipv4/tcp_westwood.c (Westwood+); Grieco and Mascolo, CCR 2004";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Westwood(crate::cc::classic::Classic::new(
             WestwoodRule::new(self, init),

@@ -166,9 +166,6 @@ impl crate::cc::Algorithm for YeahConfig {
     const NAME: &'static str = "yeah";
     const REFERENCE: &'static str =
         "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani and Vacirca, PFLDnet 2007";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Yeah(crate::cc::classic::Classic::new(YeahRule::new(self), init))
     }

@@ -380,7 +380,7 @@ pub(super) fn expand_flow(
                 rwnd: rwnd.map(Bytes),
                 // ECN on by default only where the algorithm needs it (Linux
                 // `tcp_ca_needs_ecn`: DCTCP, Prague).
-                ecn: rf.ecn.unwrap_or(cfg.needs_ecn()),
+                ecn: rf.ecn.unwrap_or(cfg.ecn().needs),
                 mss,
                 init_cwnd: init_cwnd as u32,
                 host: host.map_or(id, |h| h as u32),

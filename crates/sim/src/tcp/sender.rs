@@ -1238,20 +1238,21 @@ impl Sender {
     /// A data segment; `new`: not sent before. `tcp_ecn_send`: an ECN
     /// flow's new data is ECT and carries a queued CWR; a retransmission
     /// goes Not-ECT (RFC 3168 6.1.5) unless the algorithm keeps ECT on every
-    /// packet (`CcConfig::ect_permanent`), and never carries CWR.
+    /// packet (`EcnUse::ect_permanent`), and never carries CWR.
     fn data_packet(&mut self, now: Time, q: u32, new: bool) -> Packet {
         let mut p = Packet::data(self.cfg.flow, q, self.app.payload(q, self.cfg.mss));
         p.ts = ts_clock(now);
         p.ts_other = self.ts_recent;
         if self.cfg.ecn {
-            let ect = self.cc_cfg.ect();
+            let ecn = self.cc_cfg.ecn();
+            let ect = ecn.ect;
             if new {
                 p.ecn = ect;
                 if self.queue_cwr {
                     p.flags |= flags::CWR;
                     self.queue_cwr = false;
                 }
-            } else if self.cc_cfg.ect_permanent() {
+            } else if ecn.ect_permanent {
                 p.ecn = ect;
             }
         }

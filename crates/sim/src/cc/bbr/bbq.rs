@@ -137,9 +137,6 @@ pub fn build(cfg: &BbqConfig, init: &CcInit) -> Bbr1 {
 impl crate::cc::Algorithm for BbqConfig {
     const NAME: &'static str = "bbq";
     const REFERENCE: &'static str = "BBRv1 with BBQ's probing rule (the BBQ paper)";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Bbr1(build(self, init))
     }

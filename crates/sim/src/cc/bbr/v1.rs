@@ -963,9 +963,6 @@ impl CongestionControl for Bbr1 {
 impl crate::cc::Algorithm for Bbr1Config {
     const NAME: &'static str = "bbr1";
     const REFERENCE: &'static str = "Linux net/ipv4/tcp_bbr.c (BBRv1)";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Bbr1(Bbr1::new(self, init))
     }

@@ -91,18 +91,25 @@ pub enum Version {
 /// different parameter defaults from one config type.
 pub trait Flavour: Clone + std::fmt::Debug + PartialEq + Default {
     const VERSION: Version;
+    /// The name in `cc = "..."` and where the rules come from (`cc::Algorithm`).
+    const NAME: &'static str;
+    const REFERENCE: &'static str;
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct V2AlphaFlavour;
 impl Flavour for V2AlphaFlavour {
     const VERSION: Version = Version::V2Alpha;
+    const NAME: &'static str = "bbr2";
+    const REFERENCE: &'static str = "google/bbr v2alpha branch, tcp_bbr2.c";
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct V3Flavour;
 impl Flavour for V3Flavour {
     const VERSION: Version = Version::V3;
+    const NAME: &'static str = "bbr3";
+    const REFERENCE: &'static str = "google/bbr v3 branch, tcp_bbr.c; draft-ietf-ccwg-bbr";
 }
 
 /// Parameters of `cc = "bbr2"`.
@@ -1836,53 +1843,28 @@ impl CongestionControl for Bbr3 {
     }
 }
 
-/// The registry's entry for `cc = "bbr2"` (`cc::Algorithm`).
-impl crate::cc::Algorithm for Bbr2Config {
-    const NAME: &'static str = "bbr2";
-    const REFERENCE: &'static str = "google/bbr v2alpha branch, tcp_bbr2.c";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
+/// The registry's entry for `cc = "bbr2"` and `cc = "bbr3"` (`cc::Algorithm`).
+impl<F: Flavour> crate::cc::Algorithm for BbrConfig<F> {
+    const NAME: &'static str = F::NAME;
+    const REFERENCE: &'static str = F::REFERENCE;
     fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
         crate::cc::AnyCc::Bbr3(Bbr3::new(self, init))
     }
-    fn ect_permanent(&self) -> bool {
-        self.ecn
-    }
-    fn ect(&self) -> crate::packet::Ecn {
-        if self.ect1 {
-            crate::packet::Ecn::Ect1
-        } else {
-            crate::packet::Ecn::Ect0
+    /// ECT on retransmissions with the ECN logic on (`TCP_ECN_ECT_PERMANENT`:
+    /// v2alpha's `ecn_enable`; v3's `bbr_can_use_ecn`, which also needs the
+    /// `ecn_low` route); every CE mark echoed.
+    fn ecn(&self) -> crate::cc::EcnUse {
+        let v3 = matches!(F::VERSION, Version::V3);
+        crate::cc::EcnUse {
+            needs: false,
+            ect: if self.ect1 {
+                crate::packet::Ecn::Ect1
+            } else {
+                crate::packet::Ecn::Ect0
+            },
+            ect_permanent: self.ecn && (!v3 || self.ecn_low),
+            accurate_feedback: true,
         }
-    }
-    fn wants_accurate_ecn(&self) -> bool {
-        true
-    }
-}
-
-/// The registry's entry for `cc = "bbr3"` (`cc::Algorithm`).
-impl crate::cc::Algorithm for Bbr3Config {
-    const NAME: &'static str = "bbr3";
-    const REFERENCE: &'static str = "google/bbr v3 branch, tcp_bbr.c; draft-ietf-ccwg-bbr";
-    fn parse(params: &serde_json::Value) -> Result<Self, String> {
-        crate::cc::parse_params(params)
-    }
-    fn build(&self, init: &crate::cc::CcInit, _flow: u32) -> crate::cc::AnyCc {
-        crate::cc::AnyCc::Bbr3(Bbr3::new(self, init))
-    }
-    fn ect_permanent(&self) -> bool {
-        self.ecn && self.ecn_low
-    }
-    fn ect(&self) -> crate::packet::Ecn {
-        if self.ect1 {
-            crate::packet::Ecn::Ect1
-        } else {
-            crate::packet::Ecn::Ect0
-        }
-    }
-    fn wants_accurate_ecn(&self) -> bool {
-        true
     }
 }
 

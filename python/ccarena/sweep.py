@@ -1,4 +1,4 @@
-"""A scenario's ``[sweep]`` table expanded into its points, the concrete runs.
+"""Sweeps: a scenario's ``[sweep]`` table expanded into concrete runs.
 
 ```toml
 [sweep]

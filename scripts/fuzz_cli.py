@@ -240,8 +240,8 @@ def _shrink(doc: dict[str, Any], duration: str = "200ms") -> dict[str, Any]:
 
 def _valid(doc: dict[str, Any], source: str) -> bool:
     from ccarena.cost import check
-    from ccarena.points import expand
     from ccarena.scenario import Scenario, ScenarioError
+    from ccarena.sweep import expand
 
     try:
         scn = Scenario.from_dict(doc, source=source)
@@ -1065,8 +1065,8 @@ def _write_case(case: Case, directory: Path) -> Path:
 def _cheap(path: Path, sets: tuple[str, ...]) -> tuple[bool, bool]:
     """(cheap to run, has a sweep): at most 8 points, under a second together."""
     from ccarena.cost import estimate
-    from ccarena.points import expand
     from ccarena.scenario import Scenario
+    from ccarena.sweep import expand
 
     scn = Scenario.load(path, list(sets))
     points = [p.scenario for p in expand(scn)] if scn.sweep else [scn]

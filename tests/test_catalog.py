@@ -13,8 +13,8 @@ from ccarena import cli
 from ccarena.catalog import PAPERS, REGISTRY, lookup
 from ccarena.catalog.capabilities import available, missing
 from ccarena.experiment import Experiment
-from ccarena.points import expand, parse_sweep
 from ccarena.scenario import Scenario
+from ccarena.sweep import expand, parse_sweep
 
 
 def test_every_paper_has_ids_and_every_id_builds():

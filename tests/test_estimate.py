@@ -27,8 +27,8 @@ from ccarena.cost import (
     makespan,
     ns_per_packet,
 )
-from ccarena.points import expand
 from ccarena.scenario import Scenario
+from ccarena.sweep import expand
 
 
 def test_time_per_packet_follows_the_measured_points():

@@ -12,8 +12,8 @@ import pytest
 
 import ccarena
 from ccarena.experiment import EXPERIMENT_FILE, INDEX_FILE, Experiment
-from ccarena.points import column_name, derive_seed, expand, narrow, parse_sweep
 from ccarena.scenario import ScenarioError
+from ccarena.sweep import column_name, derive_seed, expand, narrow, parse_sweep
 
 BASE = {
     "name": "sw",

@@ -16,27 +16,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import sweep as _sweep_module  # noqa: F401  (loaded before the function `sweep` takes its name)
+from .api import load, run, sweep
 from .errors import StoreError, SweepError
 from .scenario import Scenario, ScenarioError
 from .version import __version__
 
 if TYPE_CHECKING:
-    from .api import load, run, sweep
     from .controller import Controller
     from .experiment import Experiment
     from .results import Results
 
-# Each public name is imported from its module when first used (PEP 562):
-# `ccarena --help` and `ccarena-bottleneck` load no pandas, pyarrow or
-# matplotlib, and this face imports nothing above it.
-_LAZY = {
-    "Experiment": "experiment",
-    "Results": "results",
-    "Controller": "controller",
-    "load": "api",
-    "run": "api",
-    "sweep": "api",
-}
+# `Experiment`, `Results` and `Controller` load pandas and pyarrow: imported
+# when first used (PEP 562), so `ccarena --help` and `ccarena-bottleneck`
+# start fast.
+_LAZY = {"Experiment": "experiment", "Results": "results", "Controller": "controller"}
 
 
 def __getattr__(name: str) -> Any:

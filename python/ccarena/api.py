@@ -55,9 +55,7 @@ def run(
     cost is above ``ccarena.cost.LIMITS`` is refused unless ``yes=True``.
     """
     scn = load(scenario, **overrides)
-    chosen = _backend(backend or scn.backend or "sim")
-    chosen.preflight()
-    return chosen.run(scn, out, figure=figure, yes=yes)
+    return _backend(backend or scn.backend or "sim").run(scn, out, figure=figure, yes=yes)
 
 
 def sweep(

@@ -7,9 +7,7 @@ simulator (``SIM``) and the real kernel in network namespaces
 (``linux(testbed)``) are its two implementations; ``backend(name)`` picks
 one by the name a scenario's ``backend`` field or ``--backend`` gives, and
 everything that runs a scenario (``ccarena.run``, ``ccarena run``,
-``compare``) goes through it. Sweeps choose where points run by executor
-(``executors.py``: local processes, Ray, or the Linux backend one point at a
-time), which uses the same refusal.
+``compare``, and a sweep's ``linux`` executor) goes through it.
 
 Light: the simulator's runner and the Linux backend load when a run starts.
 """
@@ -22,19 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .linux.testbeds import DEFAULT_TESTBED, TESTBEDS
+from .linux.testbeds import DEFAULT_TESTBED
+from .scenario import BACKENDS, Scenario
 from .store import DEFAULT_ROOT
 
 if TYPE_CHECKING:
     from .results import Results
-    from .scenario import Scenario
 
-__all__ = ["BACKENDS", "SIM", "Backend", "backend", "linux"]
+__all__ = ["BACKENDS", "LINUX_MAX_RATE_BPS", "SIM", "Backend", "backend", "linux"]
 
-#: The names ``backend`` takes.
-BACKENDS = ("sim", "linux")
 #: Progress: one line of what the run is doing, shown as it goes.
 Progress = Callable[[str], None]
+#: The fastest link the Linux backend emulates trustworthily on this
+#: project's 2-core machines (docs/validation.md, "Accuracy").
+LINUX_MAX_RATE_BPS = 500_000_000
 
 
 class Backend(Protocol):
@@ -106,9 +105,19 @@ class _Linux:
         preflight()
 
     def refusal(self, normalized: dict[str, Any]) -> str | None:
-        from .executors import linux_refusal
+        """An algorithm the kernel has no module for, or a link faster than
+        this backend emulates trustworthily here."""
+        from .linux.modules import KERNEL_CC
 
-        return linux_refusal(normalized)
+        for f in normalized.get("flows", []):
+            if f.get("cc") not in KERNEL_CC:
+                return f"{f.get('cc')}: the kernel here has no such module"
+        links = normalized.get("links") or [normalized.get("bottleneck") or {}]
+        fastest = max((int(x.get("rate_bps") or 0) for x in links), default=0)
+        if fastest > LINUX_MAX_RATE_BPS:
+            most = LINUX_MAX_RATE_BPS / 1e6
+            return f"{fastest / 1e6:g} Mbit/s: above the {most:g} Mbit/s this backend emulates here"
+        return None
 
     def run(
         self,
@@ -129,17 +138,15 @@ SIM: Backend = _Sim()
 
 
 def linux(testbed: str = DEFAULT_TESTBED) -> Backend:
-    """The Linux backend on ``testbed`` (one of ``linux.testbeds.TESTBEDS``)."""
-    if testbed not in TESTBEDS:
-        raise ValueError(f"unknown testbed {testbed!r}; expected one of {', '.join(TESTBEDS)}")
+    """The Linux backend on ``testbed`` (one of ``linux.testbeds.TESTBEDS``;
+    ``linux.execute`` refuses another)."""
     return _Linux(testbed)
 
 
 def backend(name: str, testbed: str | None = None) -> Backend:
-    """The backend called ``name`` (``BACKENDS``); ``testbed`` only for Linux."""
+    """The backend called ``name`` (``BACKENDS``); ``testbed`` is the Linux
+    backend's."""
     if name == "sim":
-        if testbed is not None:
-            raise ValueError("a testbed is a kernel testbed: only with the linux backend")
         return SIM
     if name == "linux":
         return linux(testbed or DEFAULT_TESTBED)

@@ -494,8 +494,7 @@ def _cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     name = args.backend or scn.backend or "sim"
     if args.testbed is not None and name != "linux":
         raise _BadArgs("ccarena run: --testbed picks a kernel testbed: only with --backend linux")
-    chosen = backend(name, args.testbed)
-    chosen.preflight()
+    chosen = backend(name, args.testbed)  # the Linux backend checks root and namespaces first
     earlier: list[Any] = []
     if chosen.name == "linux":
         earlier = _kernel_runs(scn, None if args.out is None else Path(args.out).parent)
@@ -843,7 +842,7 @@ def _cmd_linux(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .cost import check
     from .expect import check_expectations, flow_shape, parse_expectations
-    from .points import iter_points
+    from .sweep import iter_points
 
     scn = Scenario.load(args.scenario, args.overrides)
     _print_warnings(scn)
@@ -972,8 +971,8 @@ def _reproduce(target: str, args: argparse.Namespace, out: Console, err: Console
     )
     from .catalog.findings import evaluate
     from .expect import check_experiment, parse_expectations
-    from .points import narrow
     from .report import write_report
+    from .sweep import narrow
 
     if getattr(args, "estimate", False):
         if getattr(args, "at", None) or getattr(args, "repeats", None) is not None:

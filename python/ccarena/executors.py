@@ -25,7 +25,6 @@ __all__ = [
     "EXECUTORS",
     "Job",
     "default_jobs",
-    "linux_refusal",
     "run_job",
     "run_linux",
     "run_local",
@@ -33,9 +32,6 @@ __all__ = [
 ]
 
 EXECUTORS = ("local", "ray", "linux")
-#: The fastest link the Linux backend emulates trustworthily on this
-#: project's 2-core machines (docs/validation.md, "Accuracy").
-LINUX_MAX_RATE_BPS = 500_000_000
 
 #: ``on_done(job, error)``: called in the driver once per job, ``error`` None on success.
 OnDone = Callable[["Job", BaseException | None], None]
@@ -177,31 +173,15 @@ def run_ray(jobs: Sequence[Job], address: str | None, workers: int | None, on_do
             ray.shutdown()
 
 
-def linux_refusal(normalized: dict) -> str | None:
-    """Why the Linux backend cannot run this point here (None when it can):
-    an algorithm the kernel has no module for, or a link faster than it
-    emulates trustworthily on these machines."""
-    from .linux.modules import KERNEL_CC
-
-    for f in normalized.get("flows", []):
-        if f.get("cc") not in KERNEL_CC:
-            return f"{f.get('cc')}: the kernel here has no such module"
-    links = normalized.get("links") or [normalized.get("bottleneck") or {}]
-    fastest = max((int(x.get("rate_bps") or 0) for x in links), default=0)
-    if fastest > LINUX_MAX_RATE_BPS:
-        most = LINUX_MAX_RATE_BPS / 1e6
-        return f"{fastest / 1e6:g} Mbit/s: above the {most:g} Mbit/s this backend emulates here"
-    return None
-
-
 def run_linux(jobs: Sequence[Job], scenarios: Mapping[int, object], on_done: OnDone) -> None:
     """Run ``jobs`` on the Linux backend, one at a time (each owns the
     machine's timing while it runs); a run directory is a kernel run, kept."""
-    from .linux import execute
+    from .backends import linux
 
+    kernel = linux()
     for job in jobs:
         try:
-            execute(scenarios[job.index], job.target)  # type: ignore[arg-type]
+            kernel.run(scenarios[job.index], job.target)  # type: ignore[arg-type]
         except Exception as e:
             on_done(job, RunError(f"{type(e).__name__}: {e}"))
         else:

@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 from .cost import MAX_POINTS
 from .keys import ScenarioError, clip
-from .points import iter_points
 from .schema import numeric_columns
 from .sections import Expectation, parse_expectations, parse_sweep
+from .sweep import iter_points, matches
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -293,16 +293,6 @@ def check_run(e: Expectation, summary: pd.DataFrame, flows: pd.DataFrame) -> Che
     return Check(True, closest, f"all {len(values)}" if len(values) > 1 else "")
 
 
-def _matches(when: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
-    for k, v in when.items():
-        if k not in values:
-            return False
-        have = values[k]
-        if have != v and str(have) != str(v):
-            return False
-    return True
-
-
 def check_all(
     expectations: list[Expectation], runs: Iterable[tuple[str, Mapping[str, Any], pd.DataFrame, pd.DataFrame]]
 ) -> list[Outcome]:
@@ -313,7 +303,7 @@ def check_all(
     for e in expectations:
         checks = []
         for label, values, summary, flows in runs:
-            if e.when and not _matches(e.when, values):
+            if e.when and not matches(e.when, values):
                 continue
             checks.append((label, check_run(e, summary, flows)))
         outcomes.append(Outcome(e, checks))

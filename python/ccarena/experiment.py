@@ -33,9 +33,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .backends import linux as linux_backend
 from .cost import estimate
 from .errors import StoreError, SweepError
-from .points import Point, expand, parse_sweep
 from .results import Results
 from .scenario import Scenario
 from .store import (
@@ -46,6 +46,7 @@ from .store import (
     is_complete,
     write_bytes_atomic,
 )
+from .sweep import Point, expand, parse_sweep
 from .version import __version__
 
 __all__ = ["EXPERIMENT_FILE", "INDEX_FILE", "Experiment", "SweepError", "run_sweep"]
@@ -331,8 +332,9 @@ def run_sweep(
     ``progress`` draws a progress bar on stderr (default: when it is a
     terminal). Raises ``ScenarioError`` for a bad scenario or sweep (before
     anything runs), ``SweepError`` when runs failed (after the others ran)."""
-    from .executors import EXECUTORS, Job, default_jobs, linux_refusal, run_linux, run_local, run_ray
+    from .executors import EXECUTORS, Job, default_jobs, run_linux, run_local, run_ray
 
+    kernel = linux_backend()
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r}: use one of {', '.join(EXECUTORS)}")
     spec = parse_sweep(scn.sweep, scn.source)
@@ -366,7 +368,7 @@ def run_sweep(
         if not force and is_complete(target, p.hash):
             continue
         if executor == "linux":
-            why = linux_refusal(p.scenario.normalized)
+            why = kernel.refusal(p.scenario.normalized)
             if why is not None:
                 skipped[p.label()] = why
                 continue

@@ -106,7 +106,7 @@ def _blame(error_path: str, overrides: Iterable[Override]) -> Override | None:
 
 
 #: Top-level tables that Python owns and strips before the core sees the
-#: scenario: ``[sweep]`` (points.py) and ``[[expect]]`` (expect.py).
+#: scenario: ``[sweep]`` (sweep.py) and ``[[expect]]`` (expect.py).
 PY_ONLY_KEYS = ("sweep", "expect")
 
 _JSON_POSITION = re.compile(r" at line \d+ column \d+$")

@@ -1,5 +1,5 @@
 """The grammar of a scenario file's Python-only sections, checked as the
-file is read (``Scenario.from_dict``): ``[sweep]``, which ``points.py``
+file is read (``Scenario.from_dict``): ``[sweep]``, which ``sweep.py``
 expands into runs, and ``[[expect]]``, which ``expect.py`` checks results
 against (each module's docstring describes its section).
 

@@ -60,6 +60,7 @@ __all__ = [
     "expand",
     "iter_grid",
     "iter_points",
+    "matches",
     "narrow",
     "parse_sweep",
 ]
@@ -223,3 +224,16 @@ def _concrete(scn: Scenario, ovs: list[Override], seed: int, repeat: int) -> Sce
     return Scenario.from_dict(
         scn.raw, source=scn.source, overrides=[*ovs, Override(("seed",), seed, f"repeat {repeat}")]
     )
+
+
+def matches(point: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
+    """Whether a run whose swept keys have ``values`` is at ``point`` (some
+    of those keys and a value each): every key there, its value equal as
+    given or as text (a TOML ``2`` and a column's ``"2"``)."""
+    for k, v in point.items():
+        if k not in values:
+            return False
+        have = values[k]
+        if have != v and str(have) != str(v):
+            return False
+    return True

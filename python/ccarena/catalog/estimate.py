@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cost import EXPAND_PER_FLOW_S, LIMITS, MAX_POINTS, MAX_SWEEP_FLOWS, estimate, makespan
-from ..points import iter_grid, parse_sweep
 from ..scenario import Scenario
+from ..sweep import iter_grid, parse_sweep
 from .base import Entry
 from .capabilities import missing
 

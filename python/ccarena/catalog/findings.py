@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..lazy import lazy
+from ..sweep import matches
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,16 +74,6 @@ OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
-def _matches(at: Point, values: Mapping[str, Any]) -> bool:
-    for k, v in at.items():
-        if k not in values:
-            return False
-        have = values[k]
-        if have != v and str(have) != str(v):
-            return False
-    return True
-
-
 class Runs:
     """The runs of an experiment at one point: their rows of ``exp.runs``,
     each run's results (read on demand) and its repetition number."""
@@ -91,7 +82,7 @@ class Runs:
         self.exp = exp
         self.at = dict(at)
         keys = list(exp.keys)
-        self.rows = [i for i in range(len(exp.runs)) if _matches(at, {k: exp.runs[k].iloc[i] for k in keys})]
+        self.rows = [i for i in range(len(exp.runs)) if matches(at, {k: exp.runs[k].iloc[i] for k in keys})]
 
     def __len__(self) -> int:
         return len(self.rows)

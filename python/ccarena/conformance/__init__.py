@@ -24,7 +24,6 @@ from .judge import METRICS, TOLERANCE, Tolerance, flow_values, flow_verdicts, ju
 from .kernel import (
     KERNEL_COLUMNS,
     PROVENANCE,
-    TESTBED,
     KernelRun,
     KernelRuns,
     kernel_hash,
@@ -44,7 +43,6 @@ __all__ = [
     "PROVENANCE",
     "SCOPE",
     "SIM_HOSTS",
-    "TESTBED",
     "TOLERANCE",
     "Cell",
     "Conformance",

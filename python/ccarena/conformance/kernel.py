@@ -46,7 +46,6 @@ else:
 __all__ = [
     "KERNEL_COLUMNS",
     "PROVENANCE",
-    "TESTBED",
     "KernelRun",
     "KernelRuns",
     "kernel_hash",
@@ -55,8 +54,6 @@ __all__ = [
     "run_dir",
 ]
 
-#: The Linux backend's own testbed: namespaces through the user-space bottleneck.
-TESTBED = DEFAULT_TESTBED
 #: Normalized fields that only the simulator reads: its model version and
 #: its models of the end hosts (the Linux backend has real ones).
 SIM_ONLY_FIELDS = ("model", "hosts")
@@ -66,21 +63,21 @@ SIM_ONLY_FIELDS = ("model", "hosts")
 SIM_ONLY_FLOW_FIELDS = ("cc_params",)
 
 
-def kernel_hash(scn: Scenario, testbed: str = TESTBED) -> str:
+def kernel_hash(scn: Scenario, testbed: str = DEFAULT_TESTBED) -> str:
     """The identity of a kernel run (see the module)."""
     doc = {k: v for k, v in json.loads(scn.core_json).items() if k not in SIM_ONLY_FIELDS}
     doc["flows"] = [{k: v for k, v in f.items() if k not in SIM_ONLY_FLOW_FIELDS} for f in doc["flows"]]
     doc["linux_generator"] = generator_revision(doc)
-    if testbed != TESTBED:
+    if testbed != DEFAULT_TESTBED:
         doc["linux_testbed"] = testbed
         doc["linux_testbed_revision"] = REVISIONS[testbed]
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def run_dir(out: Path, scn: Scenario, backend: str, testbed: str = TESTBED) -> Path:
+def run_dir(out: Path, scn: Scenario, backend: str, testbed: str = DEFAULT_TESTBED) -> Path:
     if backend == "linux":
-        tail = "-linux" if testbed == TESTBED else f"-linux-{testbed}"
+        tail = "-linux" if testbed == DEFAULT_TESTBED else f"-linux-{testbed}"
         return out / "runs" / (kernel_hash(scn, testbed)[:16] + tail)
     return out / "runs" / scn.hash[:16]
 
@@ -140,7 +137,7 @@ def _provenance(meta: Mapping[str, Any]) -> dict[str, Any]:
         "host_cpus": int(host.get("cpus", 0) or 0),
         "started_utc": str(linux.get("started_utc", "")),
         "ccarena_commit": str(linux.get("ccarena_commit", "")),
-        "testbed": str(linux.get("testbed", TESTBED)),
+        "testbed": str(linux.get("testbed", DEFAULT_TESTBED)),
         **{k: num(check.get(k)) for k in PROVENANCE[6:]},
     }
 
@@ -183,7 +180,7 @@ class KernelRun:
     @property
     def testbed(self) -> str:
         """The kernel testbed it was made on (``linux.testbeds``)."""
-        return str(self.provenance.get("testbed") or TESTBED)
+        return str(self.provenance.get("testbed") or DEFAULT_TESTBED)
 
     @property
     def machine(self) -> str:
@@ -199,7 +196,7 @@ class KernelRuns:
     (each loaded once) and those of a recorded ``reference``."""
 
     def __init__(
-        self, out: Path, reference: Mapping[str, KernelRun] | None = None, testbed: str = TESTBED
+        self, out: Path, reference: Mapping[str, KernelRun] | None = None, testbed: str = DEFAULT_TESTBED
     ) -> None:
         self.out = out
         self.reference = reference or {}
@@ -293,7 +290,7 @@ def kernel_table(matrix: Matrix, cells: Sequence[Cell], kernel: KernelRuns) -> p
 _EMPTY: dict[str, Any] = {
     **{k: "" for k in PROVENANCE[:6]},
     "host_cpus": 0,
-    "testbed": TESTBED,
+    "testbed": DEFAULT_TESTBED,
     **{k: math.nan for k in PROVENANCE[6:]},
 }
 

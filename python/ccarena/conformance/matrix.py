@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..points import derive_seed, expand, parse_sweep
 from ..profiles import ProfileError, resolve
 from ..scenario import Scenario, ScenarioError, read_toml
+from ..sweep import derive_seed, expand, parse_sweep
 from .hosts import MODES, HostsMode, HostTable
 from .judge import METRICS, TOLERANCE, Tolerance
 

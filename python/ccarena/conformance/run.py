@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..lazy import lazy
 from ..linux import execute as execute_linux
+from ..linux.testbeds import DEFAULT_TESTBED
 from ..results import Results
 from ..scenario import Scenario
 from ..stats import turnaround_median
 from ..store import is_complete, write_bytes_atomic
 from .hosts import HostsMode, HostTable, describe, seed_hosts
 from .judge import finish, flow_values, flow_verdicts, judge_cell, summary
-from .kernel import TESTBED, KernelRun, KernelRuns, kernel_table, run_dir
+from .kernel import KernelRun, KernelRuns, kernel_table, run_dir
 from .matrix import Cell, Matrix, select
 from .report import plot, report
 
@@ -207,7 +208,7 @@ def run_conformance(
     jobs: int = 1,
     allow_missing: bool = False,
     sensitivity: Sequence[HostsMode] = (),
-    testbed: str = TESTBED,
+    testbed: str = DEFAULT_TESTBED,
 ) -> Conformance:
     """Run the selected cells (skipping runs already there, and kernel runs
     the ``reference`` holds; the kernel's only with ``linux``), then judge

@@ -487,8 +487,14 @@ def test_a_parking_lot_runs_on_the_kernel(tmp_path):
     # The emulator runs every link of a network between the namespaces: a
     # long Reno flow across two 20 Mbit/s links (5 ms each), a cross flow on
     # each. The kernel's long flow gets the least, the links fill, the base
-    # RTT includes the links' delays both ways, and the simulator agrees on
-    # who gets what.
+    # RTT includes the links' delays both ways, and the simulator, given the
+    # kernel run's own host timing, agrees on who gets what.
+    # The long flow's share of link a is a noisy quantity (measured on a
+    # 2-vCPU VM: 8 kernel runs 0.209-0.273, one CI run 0.311; simulator
+    # seeds with a run's host timing 0.19-0.32, their mean of 8 within 0.06
+    # of the run). One kernel run against one seed at the defaults (0.186
+    # for seed 1; the defaults' 10 seeds 0.17-0.22, mean 0.20) was flaky:
+    # host timing moves the share, a mixed-RTT quantity (docs/validation.md).
     from ccarena.linux import execute
 
     doc = {
@@ -515,13 +521,23 @@ def test_a_parking_lot_runs_on_the_kernel(tmp_path):
     assert 30.0 <= min_rtt[0] < 31.5 and 20.0 <= min_rtt[1] < 21.5, min_rtt
     g = lx.flows["goodput_mbps"].tolist()
     assert g[0] < min(g[1], g[2]), g
-    sim = run(scn, out=tmp_path / "sim")
+    hosts = HostTable.of(lx.meta["linux"].get("turnarounds"))
 
     def share(r: Results) -> float:  # the long flow's share of link a
         g = r.flows["goodput_mbps"]
         return float(g[0] / (g[0] + g[1]))
 
-    assert abs(share(sim) - share(lx)) < 0.12, (share(sim), share(lx))
+    shares = []
+    for seed in range(1, 9):
+        d = {**doc, "seed": seed}
+        sim = run(Scenario.from_dict(d if hosts is None else hosts.onto(d)), out=tmp_path / f"sim{seed}")
+        # The simulator routes the long flow over both links as the kernel
+        # run did (a long flow on link a only gets ~0.32 of it).
+        assert 30.0 <= float(sim.flows["min_rtt_ms"][0]) < 31.5, sim.flows["min_rtt_ms"].tolist()
+        shares.append(share(sim))
+    mean = sum(shares) / len(shares)
+    # 0.1 is four standard deviations of the difference measured above.
+    assert abs(mean - share(lx)) < 0.1, (shares, share(lx))
 
 
 def test_a_policer_on_the_kernel_agrees_with_the_simulator(tmp_path):

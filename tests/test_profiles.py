@@ -90,7 +90,12 @@ def test_measure_host_writes_a_profile_of_this_machine(tmp_path, capsys):
     from ccarena.linux.host import host_info
 
     out = tmp_path / "me.toml"
-    assert main(["linux", "measure-host", "--runs", "1", "--out", str(out)]) == 0
+    rc = main(["linux", "measure-host", "--runs", "1", "--out", str(out)])
+    if rc == 1 and "none of the 1 runs was trustworthy" in capsys.readouterr().err:
+        # Other work on the machine: measure-host refuses, as it must.
+        assert not out.exists()
+        pytest.skip("the machine was busy: measure-host refused to write a profile")
+    assert rc == 0
     p = profiles.load(out)
     here = host_info()
     assert p.measured["hostname"] == here["hostname"] and p.measured["cpus"] == here["cpus"]

@@ -41,7 +41,7 @@ from ..scenario import Scenario
 from ..stats import turnaround_median
 from ..store import DEFAULT_ROOT, capture_files, capture_meta, check_target, new_kernel_run_dir, write_run
 from ..version import __version__
-from . import capture, netns
+from . import capture, cpu, netns
 from .gen import mixed_routes
 from .gen import revision as generator_revision
 from .host import ccarena_commit, host_info, utc_now
@@ -473,6 +473,7 @@ def run_in_namespaces(
         workdir / "sender.log",
     )
     cpu0 = _host_cpu()
+    procs0 = cpu.snapshot()
     end = t0 + duration_ns
     shown = ""
     while (now := time.monotonic_ns()) < end + int(0.8e9):
@@ -488,6 +489,7 @@ def run_in_namespaces(
         time.sleep(0.05)
     say(traffic_progress(time.monotonic_ns(), t0, duration_ns, began))
     cpu1 = _host_cpu()
+    procs1 = cpu.snapshot()
     for name in ("sender", "receiver"):
         p = procs.procs[name]
         try:
@@ -513,6 +515,7 @@ def run_in_namespaces(
     busy = cpu1[0] - cpu0[0]
     total = cpu1[1] - cpu0[1]
     out["host_cpu_busy"] = busy / total if total > 0 else float("nan")
+    out["others_cpu_share"] = cpu.others_share(procs0, procs1, len(os.sched_getaffinity(0)))
     out["ncpu"] = os.cpu_count() or 1
     return out
 

@@ -66,7 +66,7 @@ from ..results import Results
 from ..scenario import Scenario
 from ..store import DEFAULT_ROOT, check_target, new_kernel_run_dir, write_run
 from ..version import __version__
-from . import backend, netns
+from . import backend, cpu, netns
 from .host import ccarena_commit, host_info, utc_now
 from .modules import KERNEL_CC
 from .tables import NAN, THRESHOLDS, build_tables
@@ -111,10 +111,6 @@ BRIDGE_THRESHOLDS = {
     # The hosts' softirq threads waiting this share of the traffic's time for
     # a CPU: the forwarding and the hosts' TCP were deferred behind other work.
     "ksoftirqd_wait_share": 0.02,
-    # Other work's share of the hosts' CPUs during the traffic: the tbf, the
-    # forwarding and the hosts' TCP run there, in softirqs, and lose to it
-    # (docs/validation.md, "The second testbed").
-    "others_cpu_share": 0.05,
 }
 
 #: Fields of the normalized scenario this testbed runs (others are refused).
@@ -541,7 +537,7 @@ def run_in_namespaces(
             + backend._tail(workdir / "driver.log")
         )
     cpu0 = backend._host_cpu()
-    hosts0 = _cpu_ticks(other_cpus)
+    procs0 = cpu.snapshot()
     end = t0 + duration_ns
     shown = ""
     cpu1: tuple[int, int] | None = None
@@ -551,7 +547,7 @@ def run_in_namespaces(
         now = time.monotonic_ns()
         if cpu1 is None and now >= end:
             cpu1 = backend._host_cpu()
-            hosts1 = _cpu_ticks(other_cpus)
+            procs1 = cpu.snapshot()
         if now > until:
             raise LinuxBackendError(
                 "the iperf3 driver did not finish: " + backend._tail(workdir / "driver.log")
@@ -571,7 +567,7 @@ def run_in_namespaces(
         raise LinuxBackendError(f"the iperf3 driver failed (status {driver_p.returncode}): {why}")
     if cpu1 is None:
         cpu1 = backend._host_cpu()
-        hosts1 = _cpu_ticks(other_cpus)
+        procs1 = cpu.snapshot()
     tc_after = topo.qdisc_stats()
     procs.stop("delay", timeout=10)
     out: dict[str, Any] = {
@@ -594,35 +590,9 @@ def run_in_namespaces(
     busy = cpu1[0] - cpu0[0]
     total = cpu1[1] - cpu0[1]
     out["host_cpu_busy"] = busy / total if total > 0 else float("nan")
-    # The hosts' CPUs over the traffic: time in processes (user, system,
-    # and time the hypervisor took) and all, in ticks.
-    out["hosts_cpu"] = {
-        "cpus": other_cpus,
-        "process_s": sum(hosts1[k][0] - hosts0[k][0] for k in hosts1) / TICK_HZ,
-        "total_s": sum(hosts1[k][1] - hosts0[k][1] for k in hosts1) / TICK_HZ,
-    }
+    out["others_cpu_share"] = cpu.others_share(procs0, procs1, len(os.sched_getaffinity(0)))
     out["ncpu"] = os.cpu_count() or 1
     out["flows_cfg"] = flows
-    return out
-
-
-#: The unit of /proc/stat's times.
-TICK_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _cpu_ticks(cpus: list[int]) -> dict[str, tuple[int, int]]:
-    """Per CPU of ``cpus`` (every CPU when empty): ticks in processes (user,
-    nice, system, steal) and in all, from /proc/stat."""
-    want = {f"cpu{c}" for c in cpus}
-    out = {}
-    with open("/proc/stat", encoding="ascii") as f:
-        for line in f:
-            name, *vals = line.split()
-            if not name.startswith("cpu") or name == "cpu" or (want and name not in want):
-                continue
-            v = [int(x) for x in vals]
-            steal = v[7] if len(v) > 7 else 0
-            out[name] = (v[0] + v[1] + v[2] + steal, sum(v[:8]))
     return out
 
 
@@ -854,7 +824,7 @@ def self_check(n: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
         "driver_cpu_load": (float(drv["cpu_user_s"]) + float(drv["cpu_sys_s"])) / wall if wall > 0 else NAN,
         "runqueue_share_max": max(most("client", "runqueue_share"), most("server", "runqueue_share")),
         "ksoftirqd_wait_share": soft_wait / soft_wall if soft_wall > 0 else NAN,
-        "others_cpu_share": _others_share(raw),
+        "others_cpu_share": _f(raw.get("others_cpu_share")),
         "driver_sample_late_max_s": _f((drv.get("lateness_s") or {}).get("sample_max")),
         "driver_launch_late_max_s": _f((drv.get("lateness_s") or {}).get("launch_max")),
         "host_cpu_busy": _f(raw.get("host_cpu_busy")),
@@ -892,7 +862,7 @@ def self_check(n: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
         )
     if values["others_cpu_share"] > th["others_cpu_share"]:
         warnings.append(
-            f"other work took {values['others_cpu_share']:.0%} of the hosts' CPUs (> "
+            f"other work took {values['others_cpu_share']:.0%} of the run's CPUs (> "
             f"{th['others_cpu_share']:.0%}), where the tbf, the forwarding and the hosts' TCP run"
         )
     if values["ksoftirqd_wait_share"] > th["ksoftirqd_wait_share"]:
@@ -921,25 +891,6 @@ def self_check(n: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
         "values": {k: (None if math.isnan(v) else v) for k, v in values.items()},
         "thresholds": th,
     }
-
-
-def _others_share(raw: dict[str, Any]) -> float:
-    """The share of the hosts' CPUs' time during the traffic that went to
-    processes other than this run's (its iperf3s and driver; the delay hop
-    has a CPU of its own): /proc/stat's process time on those CPUs (user,
-    system, steal) less this run's processes' CPU time."""
-    hc = raw.get("hosts_cpu") or {}
-    total = float(hc.get("total_s") or 0)
-    if total <= 0:
-        return NAN
-    drv = raw["driver"]
-    ours = float(drv.get("cpu_user_s", 0)) + float(drv.get("cpu_sys_s", 0))
-    ours += sum(float(p.get("cpu_s") or 0) for p in drv.get("processes", []))
-    # Softirqs the kernel deferred to its threads: this run's forwarding.
-    ours += sum(
-        float(t.get("run_s") or 0) for t in ((drv.get("ksoftirqd") or {}).get("threads") or {}).values()
-    )
-    return max(float(hc.get("process_s") or 0) - ours, 0.0) / total
 
 
 def tables_raw_drops(raw: dict[str, Any]) -> int:

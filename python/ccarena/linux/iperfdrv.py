@@ -44,9 +44,11 @@ from pathlib import Path
 from typing import Any
 
 if __package__:
+    from .cpu import ksoftirqd
     from .tcpinfo import parse_bbr, parse_tcp_info
 else:  # started as a script
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from cpu import ksoftirqd  # type: ignore[no-redef]
     from tcpinfo import parse_bbr, parse_tcp_info  # type: ignore[no-redef]
 
 CLONE_NEWNET = 0x40000000
@@ -399,24 +401,6 @@ def _tcpext_sum(ns: Namespaces, names: list[str]) -> dict[str, int]:
     return total
 
 
-def _ksoftirqd(cpus: list[int]) -> dict[str, tuple[int, int]]:
-    """The softirq threads of ``cpus`` (all, if none): their time on a CPU
-    and waiting for one, ns (``/proc/<pid>/schedstat``). Softirqs (the
-    forwarding, the bridges, the tbf, the hosts' TCP) run there once the
-    kernel defers them, and then wait their turn beside every other thread."""
-    want = {f"ksoftirqd/{c}" for c in cpus} if cpus else None
-    out = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        with contextlib.suppress(OSError, ValueError):
-            comm = (d / "comm").read_text().strip()
-            if comm.startswith("ksoftirqd/") and (want is None or comm in want):
-                run_ns, wait_ns, _ = (int(x) for x in (d / "schedstat").read_text().split())
-                out[comm] = (run_ns, wait_ns)
-    return out
-
-
 def _write_json(path: Path, doc: Any) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
@@ -454,7 +438,7 @@ def run(cfg: dict[str, Any], out: Path) -> None:
     if not STOP:
         (out / "driver.ready").write_text("ready\n")
 
-    soft0 = _ksoftirqd(cfg.get("cpus") or [])
+    soft0 = ksoftirqd(cfg.get("cpus") or [])
     soft_t0 = clock.now()
     launches = sorted((f.spec["start_ns"] / 1e9, f.id) for f in flows if f.spec["start_ns"] / 1e9 < duration)
     times = [k * interval for k in range(1, round(duration / interval) + 1)]
@@ -536,7 +520,7 @@ def run(cfg: dict[str, Any], out: Path) -> None:
     # The run's end: bulk clients are told to stop (iperf3 writes its JSON
     # and tells its server), then every iperf3 is waited for.
     end_s = clock.now()
-    soft1 = _ksoftirqd(cfg.get("cpus") or [])
+    soft1 = ksoftirqd(cfg.get("cpus") or [])
     softirq = {
         k: {"run_s": (v[0] - soft0[k][0]) / 1e9, "wait_s": (v[1] - soft0[k][1]) / 1e9}
         for k, v in soft1.items()

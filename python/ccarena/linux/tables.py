@@ -56,6 +56,10 @@ THRESHOLDS = {
     # Share of the whole machine busy during the run (a warning only: the
     # lateness and loss checks measure whether it did harm).
     "host_cpu_busy": 0.95,
+    # Share of the run's CPUs' time taken by processes other than the run's
+    # (docs/validation.md, "Other work"): it slows the hosts' TCP and the
+    # bottleneck and moves the result while the lateness checks pass.
+    "others_cpu_share": 0.05,
 }
 
 
@@ -430,6 +434,7 @@ def self_check(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
         "sender_cpu_load": load(raw["sender"]),
         "receiver_cpu_load": load(raw["receiver"]),
         "host_cpu_busy": _f(raw.get("host_cpu_busy")),
+        "others_cpu_share": _f(raw.get("others_cpu_share")),
     }
     warnings = []
     th = THRESHOLDS
@@ -452,6 +457,11 @@ def self_check(sc: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
         v = values[f"{who}_cpu_load"]
         if v > th["process_cpu_load"]:
             warnings.append(f"{who} used {v:.0%} of a core (> {th['process_cpu_load']:.0%})")
+    if values["others_cpu_share"] > th["others_cpu_share"]:
+        warnings.append(
+            f"other work took {values['others_cpu_share']:.0%} of the run's CPUs (> "
+            f"{th['others_cpu_share']:.0%}), where the bottleneck, the hosts' TCP and the traffic run"
+        )
     if values["host_cpu_busy"] > th["host_cpu_busy"]:
         # Not a verdict by itself: lateness and losses above measure the harm.
         warnings.append(

@@ -657,7 +657,12 @@ def test_a_stopped_flow_leaves_on_the_kernel_as_in_the_simulator(tmp_path):
         one = late[late.flow == 1]
         carried = (one.inflight_pkts * 1448 * 8 / (one.min_rtt_ms * 1e3)).clip(upper=100 * 1448 / 1514)
         alone = one.goodput_mbps.mean()
-        assert alone > 0.95 * carried.mean(), (alone, carried.mean())
+        # Alone, the ratio was 0.98-1.0 in four kernel runs (the simulator
+        # 1.0) and 0.93 in a CI-like one whose window was regrowing after a
+        # loss (a sample's inflight is at its interval's end, its goodput
+        # over the interval, and the min RTT is below the data's RTT); still
+        # sharing, 0.61 (the simulator without the stop).
+        assert alone > 0.85 * carried.mean(), (res.meta["backend"], alone, carried.mean())
         before = smp[(smp.flow == 1) & (smp.time_s > 1) & (smp.time_s < 3)].goodput_mbps.mean()
         assert alone > before, (alone, before)
     # Before the stop the two flows fill the link on both backends (95.64

@@ -33,6 +33,7 @@ import ctypes
 import json
 import os
 import resource
+import selectors
 import signal
 import socket
 import struct
@@ -175,6 +176,9 @@ class SenderFlow:
         self.final_info: dict[str, Any] | None = None
         # Set when the flow completes (the receiver closed after the last byte).
         self.done = threading.Event()
+        # Set when the flow's thread is past waiting for its start, whatever
+        # follows (it started, or the run ended first).
+        self.waited = threading.Event()
         self.after: SenderFlow | None = None
 
     def open_socket(self) -> socket.socket:
@@ -196,15 +200,23 @@ class SenderFlow:
         buf = memoryview(bytearray(CHUNK))
         try:
             if self.after is not None:
-                # A successive flow: gap_ns after its predecessor completes.
-                while not self.after.done.wait(0.05):
+                # A successive flow: gap_ns after its predecessor completes
+                # (the wait returns the moment it does). Until the
+                # predecessor itself is under way it sleeps without a
+                # timeout: a chain of a thousand flows, each waking every
+                # 50 ms to see whether the run has ended, kept the sender
+                # busy before any traffic.
+                self.after.waited.wait()
+                while not self.after.done.is_set():
                     if STOP.is_set() or clock.now() >= end:
                         return
+                    self.after.done.wait(0.05)
                 start = clock.now() + f["after"]["gap_ns"] / 1e9
             else:
                 start = f["start_ns"] / 1e9
             if not clock.sleep_until(start) or clock.now() >= end:
                 return
+            self.waited.set()
             s = self.open_socket()
             self.result["cc_set"] = (
                 s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
@@ -250,6 +262,7 @@ class SenderFlow:
         except OSError as e:
             self.result["error"] = f"{type(e).__name__}: {e}"
         finally:
+            self.waited.set()
             with self.lock:
                 held, self.sock = self.sock, None
             if held is not None:
@@ -355,21 +368,13 @@ class ReceiverFlow:
             ls.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), int(spec["rcvbuf"]))
         ls.bind((addr, spec["port"]))
         ls.listen(4)
-        ls.settimeout(0.05)
+        ls.setblocking(False)  # accepted by one thread for all flows (accept_all)
         self.listener = ls
 
-    def run(self, cfg: dict[str, Any], clock: Clock) -> None:
+    def serve(self, conn: socket.socket, clock: Clock) -> None:
+        """Read the flow's connection to its end (its own thread)."""
         buf = bytearray(CHUNK)
-        conn = None
         try:
-            while not STOP.is_set():
-                try:
-                    conn, _ = self.listener.accept()
-                    break
-                except TimeoutError:
-                    continue
-            if conn is None:
-                return
             self.result["accepted_s"] = clock.now()
             conn.settimeout(0.05)
             while not STOP.is_set():
@@ -390,17 +395,44 @@ class ReceiverFlow:
         except OSError as e:
             self.result["error"] = f"{type(e).__name__}: {e}"
         finally:
-            if conn is not None:
-                conn.close()
-            self.listener.close()
+            conn.close()
+
+
+def accept_all(flows: list[ReceiverFlow], clock: Clock, readers: list[threading.Thread]) -> None:
+    """Accept each flow's one connection as it comes and start its reader:
+    one thread waits on every listener (a thread per listener, each waking
+    every 50 ms, kept a thousand successive flows' receiver busy before
+    the traffic began)."""
+    sel = selectors.DefaultSelector()
+    try:
+        for fl in flows:
+            sel.register(fl.listener, selectors.EVENT_READ, fl)
+        while not STOP.is_set() and sel.get_map():
+            for key, _ in sel.select(timeout=0.05):
+                fl = key.data
+                try:
+                    conn, _ = fl.listener.accept()
+                except BlockingIOError:
+                    continue
+                except OSError as e:
+                    fl.result["error"] = f"{type(e).__name__}: {e}"
+                    sel.unregister(fl.listener)
+                    continue
+                sel.unregister(fl.listener)
+                conn.setblocking(True)
+                t = threading.Thread(target=fl.serve, args=(conn, clock), daemon=True)
+                t.start()
+                readers.append(t)
+    finally:
+        sel.close()
 
 
 def run_receiver(cfg: dict[str, Any], out: Path) -> None:
     clock = Clock(cfg["t0_ns"])
     flows = [ReceiverFlow(f, cfg["dst"]) for f in cfg["flows"]]
-    threads = [threading.Thread(target=fl.run, args=(cfg, clock), daemon=True) for fl in flows]
-    for t in threads:
-        t.start()
+    readers: list[threading.Thread] = []
+    acceptor = threading.Thread(target=accept_all, args=(flows, clock, readers), daemon=True)
+    acceptor.start()
     (out / "receiver.ready").write_text("ready\n")
     counts: list[dict[str, Any]] = []
     for t_s in _sample_times(cfg):
@@ -410,8 +442,11 @@ def run_receiver(cfg: dict[str, Any], out: Path) -> None:
     # Let sized flows that finished by the end close cleanly; bulk senders reset.
     clock.sleep_until(cfg["duration_ns"] / 1e9 + 0.5)
     STOP.set()
-    for t in threads:
+    acceptor.join(timeout=2.0)
+    for t in list(readers):
         t.join(timeout=2.0)
+    for fl in flows:
+        fl.listener.close()
     _write_json(
         out / "receiver.json",
         {"flows": [fl.result for fl in flows], "counts": counts, **_usage(), "wall_s": clock.now()},
@@ -426,6 +461,12 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     cfg = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    # A socket per flow (a listener each on the receiver): past the usual
+    # soft limit of 1,024 descriptors for a thousand successive flows.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     out = Path(argv[2])
     if cfg.get("cpus"):
         # Off the bottleneck's CPU.

@@ -27,7 +27,7 @@ demo: install
 
 test: install-test
 	cargo test --workspace
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -rs
 	$(MAKE) lint PYTHON="$(PYTHON)"
 
 bench:

@@ -515,7 +515,7 @@ def run_in_namespaces(
     busy = cpu1[0] - cpu0[0]
     total = cpu1[1] - cpu0[1]
     out["host_cpu_busy"] = busy / total if total > 0 else float("nan")
-    out["others_cpu_share"] = cpu.others_share(procs0, procs1, len(os.sched_getaffinity(0)))
+    out["others_cpu_share"] = cpu.others_share(procs0, procs1)
     out["ncpu"] = os.cpu_count() or 1
     return out
 

@@ -69,29 +69,27 @@ def snapshot() -> Snapshot:
     return Snapshot(at_s, own, children, parent, comm)
 
 
-def others_share(before: Snapshot, after: Snapshot, cpus: int, root: int | None = None) -> float:
-    """The share of ``cpus`` CPUs' time between two snapshots that went to
-    processes other than ``root`` (this process by default) and its
-    descendants, the softirq threads (the run's forwarding, deferred) left
-    with the run. A process new since ``before`` counts whole; a child
-    reaped meanwhile counts what it used after ``before`` (its parent's
-    children's time gains its whole life)."""
+def others_share(
+    before: Snapshot, after: Snapshot, cpus: int | None = None, root: int | None = None
+) -> float:
+    """The share of ``cpus`` CPUs' time (the ones this process may use, by
+    default) between two snapshots that went to processes other than
+    ``root`` (this process by default) and its descendants, the softirq
+    threads (the run's forwarding, deferred) left with the run. A process
+    new since ``before`` counts whole; a child reaped meanwhile counts what
+    it used after ``before`` (its parent's children's time gains its whole
+    life)."""
+    cpus = len(os.sched_getaffinity(0)) if cpus is None else cpus
     root = os.getpid() if root is None else root
-    parent = {**before.parent, **after.parent}
-    ours: set[int] = set()
-
-    def is_ours(pid: int) -> bool:
-        seen: list[int] = []
-        while pid > 1 and pid not in ours:
-            if pid == root:
-                ours.update(seen)
-                return True
-            seen.append(pid)
-            pid = parent.get(pid, 0)
-        if pid in ours:
-            ours.update(seen)
-            return True
-        return False
+    children: dict[int, list[int]] = {}
+    for pid, par in {**before.parent, **after.parent}.items():
+        children.setdefault(par, []).append(pid)
+    ours, todo = {root}, [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in ours:
+                ours.add(child)
+                todo.append(child)
 
     # What the processes gone since had used by `before`, by the nearest
     # ancestor still there, whose children's time has gained their whole
@@ -107,7 +105,7 @@ def others_share(before: Snapshot, after: Snapshot, cpus: int, root: int | None 
         gone[up] = gone.get(up, 0.0) + before.total_s(pid)
     others = 0.0
     for pid in after.own_s:
-        if after.comm[pid].startswith("ksoftirqd/") or is_ours(pid):
+        if pid in ours or after.comm[pid].startswith("ksoftirqd/"):
             continue
         own = after.own_s[pid] - before.own_s.get(pid, 0.0)
         reaped = after.children_s[pid] - before.children_s.get(pid, 0.0) - gone.get(pid, 0.0)

@@ -109,6 +109,96 @@ def test_the_three_readings_of_a_flow_metric():
     assert lo == pytest.approx(-3 - half, abs=1e-3) and hi == pytest.approx(-3 + half, abs=1e-3)
 
 
+class _Cell:
+    """The parts of a matrix cell the judge reads."""
+
+    id, group, rate_mbps = "synthetic/0", "synthetic", 100.0
+
+    def classes(self):
+        return []
+
+
+def _runs(rng, n, flows, sd):
+    """n kernel-like runs of ``flows`` flows whose share is 0.5 + N(0, sd)
+    (the only metric given: the others NaN, as a metric a flow lacks)."""
+    from ccarena.conformance import METRICS
+
+    out = []
+    for _ in range(n):
+        f = pd.DataFrame({"flow": range(flows), "cc": "cubic", "rtt_ms": 10.0})
+        for m in METRICS:
+            f[m] = math.nan
+        f["share"] = 0.5 + rng.normal(0.0, sd, flows)
+        out.append(f)
+    return out
+
+
+def _agreement(sims, kernel, tol):
+    """The fraction of flows ``judge`` finds in agreement."""
+    s = pd.concat([x["share"] for x in sims], axis=1).to_numpy()
+    k = pd.concat([x["share"] for x in kernel], axis=1).to_numpy()
+    return sum(judge(list(a), list(b), tol, 100.0).agree for a, b in zip(s, k, strict=True)) / len(s)
+
+
+@pytest.mark.parametrize("n_kernel", [3, 5])
+def test_the_ceiling_is_what_a_perfect_model_scores(n_kernel):
+    """The ceiling from the kernel's runs alone (each held out against the
+    others) estimates how often a model drawn from the kernel's own
+    distribution agrees: checked against such a model judged directly and
+    against the normal distribution's value. A ceiling without the scaling
+    (a held-out run compared as it is) would say 0.51 where 0.80 is right."""
+    import numpy as np
+
+    from ccarena.conformance import perfect_model
+
+    rng = np.random.default_rng(7)
+    seeds, flows, tol = 10, 4000, Tolerance(0.01, 0.10)
+    # share 0.5: tolerance 0.05; a perfect model's difference has sd
+    # sd * sqrt(1/n + 1/seeds): choose sd so that 80% of flows agree.
+    z80 = 1.2815516
+    sd = 0.05 / z80 / math.sqrt(1 / n_kernel + 1 / seeds)
+    kernel = _runs(rng, n_kernel, flows, sd)
+    rows = perfect_model(_Cell(), kernel, {m: tol for m in ccarena.conformance.METRICS}, False, seeds)
+    ceiling = float(np.mean([r["ceiling"] for r in rows]))
+    sims = _runs(rng, seeds, flows, sd)
+    direct = _agreement(sims, kernel, tol)
+    # 4,000 flows: the two estimates' sampling error is about 0.01 each
+    assert direct == pytest.approx(0.80, abs=0.025)
+    assert ceiling == pytest.approx(0.80, abs=0.025)
+    assert ceiling == pytest.approx(direct, abs=0.03)
+    # the same kernel runs with a perfect model of twice the seeds' spread
+    # would be caught: its agreement falls well below the ceiling
+    wide = _runs(rng, seeds, flows, 2 * sd)
+    worse = _agreement(wide, kernel, tol)
+    assert worse < ceiling - 0.05
+
+
+def test_the_ceiling_needs_three_runs_and_is_in_the_summary():
+    import numpy as np
+
+    from ccarena.conformance import METRICS, perfect_model
+    from ccarena.conformance.judge import summary
+
+    rng = np.random.default_rng(1)
+    tol = {m: Tolerance(0.01, 0.10) for m in METRICS}
+    assert perfect_model(_Cell(), _runs(rng, 2, 5, 0.01), tol, False, 10) == []
+    rows = perfect_model(_Cell(), _runs(rng, 3, 5, 0.0), tol, False, 10)
+    assert [r["ceiling"] for r in rows] == [1.0] * 5  # identical runs: every held-out run agrees
+    flows = pd.DataFrame(
+        {
+            "cell": ["synthetic/0"] * 5,
+            "group": "synthetic",
+            "agree": [True, True, False, True, False],
+            "equivalent": False,
+            "differs": False,
+        }
+    )
+    frame = pd.DataFrame({"group": ["synthetic"], "resolvable": [True]})
+    table = summary(flows, frame, pd.DataFrame(rows))
+    assert list(table["ceiling"]) == [1.0, 1.0] and list(table["agree"]) == [3, 3]
+    assert math.isnan(summary(flows, frame)["ceiling"].iloc[0])
+
+
 def test_the_permutation_test_of_means_counts_splits():
     from ccarena.stats import permutation_p
 

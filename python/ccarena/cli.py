@@ -700,6 +700,7 @@ def _parse_part(text: str | None) -> tuple[int, int] | None:
 def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .conformance import (
         MissingRuns,
+        ceiling_line,
         cells_table,
         differs_table,
         hosts_mode,
@@ -768,6 +769,8 @@ def _cmd_conformance(args: argparse.Namespace, out: Console, err: Console) -> in
         f"{describe(matrix.sim_hosts)}; {overall['equivalent']} shown equivalent, "
         f"{overall['differs']} shown to differ"
     )
+    if line := ceiling_line(overall):
+        out.print(line)
     if conf.missing:
         out.print(f"left out (--allow-missing): {len(conf.missing)} cells without all their runs")
     if conf.machines:

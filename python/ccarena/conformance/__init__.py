@@ -20,7 +20,16 @@ from __future__ import annotations
 
 from .hosts import MODES as SIM_HOSTS
 from .hosts import NO_HOSTS, HostTable, seed_hosts
-from .judge import METRICS, TOLERANCE, Tolerance, flow_values, flow_verdicts, judge, rank_within_classes
+from .judge import (
+    METRICS,
+    TOLERANCE,
+    Tolerance,
+    flow_values,
+    flow_verdicts,
+    judge,
+    perfect_model,
+    rank_within_classes,
+)
 from .kernel import (
     KERNEL_COLUMNS,
     PROVENANCE,
@@ -32,8 +41,8 @@ from .kernel import (
     run_dir,
 )
 from .matrix import COUNTS, Cell, Matrix, hosts_mode, load_matrix, select
-from .report import SCOPE, cells_table, differs_table, summary_table
-from .run import Conformance, MissingRuns, collect, run_conformance, sim_side
+from .report import SCOPE, ceiling_line, cells_table, differs_table, summary_table
+from .run import Conformance, MissingRuns, ceiling_table, collect, run_conformance, sim_side
 
 __all__ = [
     "COUNTS",
@@ -52,6 +61,8 @@ __all__ = [
     "Matrix",
     "MissingRuns",
     "Tolerance",
+    "ceiling_line",
+    "ceiling_table",
     "cells_table",
     "collect",
     "differs_table",
@@ -63,6 +74,7 @@ __all__ = [
     "kernel_table",
     "load_kernel_reference",
     "load_matrix",
+    "perfect_model",
     "rank_within_classes",
     "run_conformance",
     "run_dir",

@@ -29,6 +29,18 @@ Three readings of each flow-metric, all in the table:
 A flow agrees when each of its metrics does; it is shown equivalent when
 each is, and shown to differ when any is.
 
+The ceiling (``perfect_model``). The kernel's mean is itself an estimate
+from a few runs, so even a model whose runs were drawn from the kernel's
+own distribution would miss the tolerance on some flows. How often is
+measured on the kernel's runs alone: each run in turn is held out and
+compared with the mean of the others, the difference scaled by
+sqrt((1/n + 1/s) / (1 + 1/(n-1))) (n kernel runs, s simulator seeds) so
+that its spread is that of a perfect model's s-seed mean against the n-run
+kernel mean (runs independent and alike); a flow's ceiling is the fraction
+of held-out runs whose every metric falls within the tolerance. The
+ceiling of a group is the agreement no model can be expected to beat with
+this many runs.
+
 Identical flows. Flows that differ only in their index (a ``count = 5``
 entry) are interchangeable: which of them a run favours is a lottery on the
 kernel and in the simulator alike. With ``identical_flows = "ranked"`` (the
@@ -55,7 +67,16 @@ else:
     np = lazy("numpy")
     pd = lazy("pandas")
 
-__all__ = ["LEVEL", "METRICS", "TOLERANCE", "Judgment", "Tolerance", "flow_values", "judge"]
+__all__ = [
+    "LEVEL",
+    "METRICS",
+    "TOLERANCE",
+    "Judgment",
+    "Tolerance",
+    "flow_values",
+    "judge",
+    "perfect_model",
+]
 
 
 @dataclass(frozen=True)
@@ -271,6 +292,55 @@ def judge_cell(
     return rows
 
 
+def perfect_model(
+    cell: Any,
+    kernels: Sequence[pd.DataFrame],
+    tolerance: dict[str, Tolerance],
+    ranked: bool,
+    n_sim: int,
+    as_runs: int | None = None,
+) -> list[dict[str, Any]]:
+    """One row per flow of ``cell``: ``ceiling``, the fraction of the
+    kernel's runs that, held out and scaled to stand for a perfect model's
+    ``n_sim``-seed mean against the mean of ``as_runs`` kernel runs (by
+    default as many as there are), agree with the mean of the others on
+    every metric (see the module). Empty with fewer than three runs."""
+    n = len(kernels)
+    if n < 3:
+        return []
+    if ranked:
+        classes = cell.classes()
+        kernels = [rank_within_classes(v, classes) for v in kernels]
+    scale = math.sqrt((1.0 / (as_runs or n) + 1.0 / n_sim) / (1.0 + 1.0 / (n - 1)))
+    rows: list[dict[str, Any]] = []
+    by_flow = [{int(r["flow"]): r for r in k.to_dict("records")} for k in kernels]
+    for flow in sorted(set().union(*by_flow)):
+        runs = [k[flow] for k in by_flow if flow in k]
+        if len(runs) < 3:
+            continue
+        hits = []
+        for i, held in enumerate(runs):
+            ok = True
+            for m in METRICS:
+                rest = _finite([float(r[m]) for j, r in enumerate(runs) if j != i])
+                x = float(held[m])
+                if not rest or not math.isfinite(x):
+                    continue
+                ref = float(np.mean(rest))
+                ok = ok and abs(x - ref) * scale <= tolerance[m].at(ref, cell.rate_mbps)
+            hits.append(ok)
+        rows.append(
+            {
+                "cell": cell.id,
+                "group": cell.group,
+                "flow": int(flow),
+                "rank": float(runs[0].get("rank", math.nan)),
+                "ceiling": float(np.mean(hits)),
+            }
+        )
+    return rows
+
+
 def finish(frame: pd.DataFrame) -> pd.DataFrame:
     """The table's columns that depend on every test at once (``q_means``)."""
     if not frame.empty:
@@ -319,10 +389,14 @@ def flow_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)[FLOW_COLUMNS]
 
 
-def summary(flows: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+def summary(flows: pd.DataFrame, frame: pd.DataFrame, ceiling: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per group and over the matrix: flows, those that agree (and the
-    fraction), shown equivalent, shown to differ, and the flow-metrics whose
-    equivalence could be shown at all (the reading's power)."""
+    fraction), shown equivalent, shown to differ, the flow-metrics whose
+    equivalence could be shown at all (the reading's power) and, given the
+    ``perfect_model`` rows, the ceiling: the agreement a model as good as
+    the kernel's own runs would be expected to reach (NaN without them)."""
+    if ceiling is not None and len(ceiling) and len(flows):
+        ceiling = ceiling[ceiling["cell"].isin(set(flows["cell"]))]
     rows = []
     groups = [*dict.fromkeys(flows["group"]), None] if len(flows) else [None]
     for g in groups:
@@ -338,6 +412,14 @@ def summary(flows: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
                 "equivalent": int(f["equivalent"].sum()) if n else 0,
                 "differs": int(f["differs"].sum()) if n else 0,
                 "resolvable_fraction": float(fm["resolvable"].mean()) if len(fm) else math.nan,
+                "ceiling": _ceiling_of(ceiling, g),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _ceiling_of(ceiling: pd.DataFrame | None, group: str | None) -> float:
+    if ceiling is None or not len(ceiling):
+        return math.nan
+    c = ceiling if group is None else ceiling[ceiling["group"] == group]
+    return float(c["ceiling"].mean()) if len(c) else math.nan

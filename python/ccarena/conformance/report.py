@@ -24,7 +24,7 @@ else:
     np = lazy("numpy")
     pd = lazy("pandas")
 
-__all__ = ["SCOPE", "cells_table", "differs_table", "plot", "report", "summary_table"]
+__all__ = ["SCOPE", "ceiling_line", "cells_table", "differs_table", "plot", "report", "summary_table"]
 
 #: What the cells behind an AQM validate, and what they do not.
 SCOPE = (
@@ -69,11 +69,33 @@ def differs_table(flows: pd.DataFrame, limit: int = 30) -> Any:
     return t
 
 
+def ceiling_line(overall: Any) -> str:
+    """The sentence that puts the headline beside its ceiling ("" without one)."""
+    c = overall.get("ceiling", math.nan)
+    if c is None or math.isnan(c):
+        return ""
+    return (
+        f"a model as good as the kernel's own runs would agree on about {c:.1%} of these flows "
+        "(the ceiling: each kernel run held out against the others' mean)"
+    )
+
+
+def _ceiling_html(overall: Any) -> str:
+    line = ceiling_line(overall)
+    if not line:
+        return ""
+    return (
+        f"<p>The ceiling: {html.escape(line)}. The kernel's mean of a cell is itself an estimate "
+        "from a few runs; the column <i>ceiling</i> gives, per group, the agreement that no model "
+        "can be expected to beat with this many runs.</p>"
+    )
+
+
 def summary_table(table: pd.DataFrame, title: str = "agreement per group") -> Any:
     """``judge.summary``'s rows as a terminal table."""
     from ..termtable import Rows
 
-    names = ("group", "flows", "agree", "%", "equivalent", "differ", "resolvable %")
+    names = ("group", "flows", "agree", "%", "ceiling %", "equivalent", "differ", "resolvable %")
     t = Rows(title, [(n, "left" if n == "group" else "right") for n in names])
     for _, r in table.iterrows():
         t.add_row(
@@ -81,6 +103,7 @@ def summary_table(table: pd.DataFrame, title: str = "agreement per group") -> An
             str(r["flows"]),
             str(r["agree"]),
             "—" if math.isnan(r["agree_fraction"]) else f"{100 * r['agree_fraction']:.1f}",
+            "—" if math.isnan(r.get("ceiling", math.nan)) else f"{100 * r['ceiling']:.1f}",
             str(r["equivalent"]),
             str(r["differs"]),
             "—" if math.isnan(r["resolvable_fraction"]) else f"{100 * r['resolvable_fraction']:.0f}",
@@ -153,9 +176,10 @@ def report(
     *,
     machines: str = "",
     sensitivity: pd.DataFrame | None = None,
+    ceiling: pd.DataFrame | None = None,
 ) -> Path:
     flows = flow_verdicts(frame)
-    table = summary(flows, frame)
+    table = summary(flows, frame, ceiling)
     tol = pd.DataFrame(
         [
             {"metric": m, "absolute": t.absolute, "relative": t.relative, "of the link's rate": t.of_link}
@@ -175,6 +199,7 @@ def report(
         f"{overall['differs']} shown to differ; in {frame['cell'].nunique() if not frame.empty else 0} "
         f"of {len(matrix.cells)} cells. Kernel: each group's rule of runs per cell (fixed before any "
         f"run, the same for every cell of a group); simulator: {matrix.sim_seeds} seeds.</p>",
+        _ceiling_html(overall),
         "<p>A metric agrees when the simulator's mean lies within the tolerance of the kernel's mean "
         "(the largest of its absolute part, its relative part times the kernel's mean and, for rates, "
         "its part of the link's rate). Equivalence: Welch's 90% interval of the difference inside the "

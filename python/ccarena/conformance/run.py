@@ -30,7 +30,7 @@ from ..scenario import Scenario
 from ..stats import turnaround_median
 from ..store import is_complete, write_bytes_atomic
 from .hosts import HostsMode, HostTable, describe, seed_hosts
-from .judge import finish, flow_values, flow_verdicts, judge_cell, summary
+from .judge import finish, flow_values, flow_verdicts, judge_cell, perfect_model, summary
 from .kernel import KernelRun, KernelRuns, kernel_table, run_dir
 from .matrix import Cell, Matrix, select
 from .report import plot, report
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 else:
     pd = lazy("pandas")
 
-__all__ = ["Conformance", "MissingRuns", "collect", "run_conformance", "sim_side"]
+__all__ = ["Conformance", "MissingRuns", "ceiling_table", "collect", "run_conformance", "sim_side"]
 
 
 class MissingRuns(RuntimeError):
@@ -144,6 +144,19 @@ def collect(
     return finish(pd.DataFrame(rows)), missing
 
 
+def ceiling_table(matrix: Matrix, cells: Sequence[Cell], kernel: KernelRuns) -> pd.DataFrame:
+    """``judge.perfect_model`` of every cell with three or more trustworthy
+    kernel runs: the agreement the kernel's own runs reach against each
+    other, scaled to the matrix's seeds."""
+    rows: list[dict[str, Any]] = []
+    for cell in cells:
+        trusted = [r.values for r in kernel.of_cell(cell) or [] if r.trustworthy]
+        rows += perfect_model(
+            cell, trusted, matrix.tolerance, matrix.identical_flows == "ranked", matrix.sim_seeds
+        )
+    return pd.DataFrame(rows, columns=["cell", "group", "flow", "rank", "ceiling"])
+
+
 def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
     """``frame`` as Parquet (zstd), replacing ``path`` atomically."""
     import pyarrow as pa
@@ -183,6 +196,8 @@ class Conformance:
     figure: Path | None = None
     report: Path | None = None
     summary: pd.DataFrame | None = None
+    #: Per judged flow: the ceiling (``judge.perfect_model``), from the kernel's runs alone.
+    ceiling: pd.DataFrame | None = None
     #: Per hosts choice (``sensitivity``): that choice's per-group summary.
     sensitivity: pd.DataFrame | None = None
     machines: str = ""
@@ -247,13 +262,14 @@ def run_conformance(
         why = "no trustworthy kernel run, or none recorded for them as they are now"
         raise MissingRuns(missing, why)
     flows = flow_verdicts(frame)
-    table = summary(flows, frame)
+    ceiling = ceiling_table(matrix, [c for c in chosen if c.id not in missing], kernel)
+    table = summary(flows, frame, ceiling)
     sens = None
     if len(modes) > 1:
         parts = []
         for mode in modes:
             f, _ = (frame, None) if mode is matrix.sim_hosts else collect(matrix, chosen, out, kernel, mode)
-            s = summary(flow_verdicts(f), f)
+            s = summary(flow_verdicts(f), f, ceiling)
             s.insert(0, "hosts", describe(mode))
             parts.append(s)
         sens = pd.concat(parts, ignore_index=True)
@@ -264,5 +280,5 @@ def run_conformance(
     write_bytes_atomic(out / "flows.csv", flows.to_csv(index=False).encode())
     write_bytes_atomic(out / "summary.csv", table.to_csv(index=False).encode())
     fig = plot(frame, out / "conformance.png") if figure and not frame.empty else None
-    rep = report(matrix, frame, out, fig, machines=where, sensitivity=sens)
-    return Conformance(matrix, frame, flows, out, fig, rep, table, sens, where, missing)
+    rep = report(matrix, frame, out, fig, machines=where, sensitivity=sens, ceiling=ceiling)
+    return Conformance(matrix, frame, flows, out, fig, rep, table, ceiling, sens, where, missing)

@@ -518,9 +518,10 @@ def test_a_parking_lot_runs_on_the_kernel(tmp_path):
     util = lx.links["utilization"]
     assert ((util > 0.85) & (util <= 1.0)).all(), util.tolist()
     # The RTT holds both links' delays (30 ms for the long flow, 20 with one
-    # link). The kernel's own minimum can sit a little under the path: a
-    # paced flow's RTT sample starts at its packet's earliest departure time
-    # (a CI run measured 29.912 ms); a missing link's 10 ms is far outside.
+    # link). The kernel's own minimum can sit a little under the path (a
+    # CI-like run measured 29.912 ms; not traced: a paced flow's samples
+    # timed from its packets' departure times is a candidate); a missing
+    # link's 10 ms is far outside.
     min_rtt = lx.flows["min_rtt_ms"].tolist()
     assert 29.0 <= min_rtt[0] < 31.5 and 19.0 <= min_rtt[1] < 21.5, min_rtt
     g = lx.flows["goodput_mbps"].tolist()

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The conformance criterion's ceiling as the number of kernel runs grows:
 the agreement a model as good as the kernel's own runs would reach, from a
-recorded kernel table (``judge.perfect_model``, each cell's first
-``linux_repeats`` runs held out in turn, the difference scaled to stand
-for N kernel runs against the matrix's simulator seeds).
+recorded kernel table (``conformance.run.ceiling_table``: each cell's runs
+by its group's rule, held out in turn, the difference scaled to stand for
+N kernel runs against the matrix's simulator seeds).
 
     python scripts/ceiling_by_runs.py conformance/matrix.toml \\
         conformance/kernel-2026-11-29.parquet --runs 3 5 10 20
@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-import pandas as pd
-
-from ccarena.conformance import METRICS, load_matrix, perfect_model
+from ccarena.conformance import KernelRuns, ceiling_table, load_kernel_reference, load_matrix
 
 
 def main() -> None:
@@ -28,26 +26,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, nargs="+", default=[3, 5, 10, 20])
     args = ap.parse_args()
     matrix = load_matrix(args.matrix)
-    cells = {c.id: c for c in matrix.cells}
-    k = pd.read_parquet(args.kernel)
-    k = k[k["trustworthy"]]
-    per_cell = []
-    for cid, g in k.groupby("cell"):
-        cell = cells.get(cid)
-        if cell is None:
-            continue
-        reps = sorted(g["repeat"].unique())[: cell.repeats]
-        runs = [g[g["repeat"] == r][["flow", "cc", "rtt_ms", *METRICS]] for r in reps]
-        per_cell.append((cell, runs))
-    ranked = matrix.identical_flows == "ranked"
-    print("kernel runs\tall flows\t" + "\t".join(sorted({c.group for c, _ in per_cell})))
+    kernel = KernelRuns(None, load_kernel_reference(args.kernel))
+    cells = [c for c in matrix.cells if kernel.of_cell(c) is not None]
+    groups = list(dict.fromkeys(c.group for c in cells))
+    print("kernel runs\tall flows\t" + "\t".join(groups))
     for n in args.runs:
-        rows = []
-        for cell, runs in per_cell:
-            rows += perfect_model(cell, runs, matrix.tolerance, ranked, matrix.sim_seeds, as_runs=n)
-        d = pd.DataFrame(rows)
+        d = ceiling_table(matrix, cells, kernel, as_runs=n)
         by = d.groupby("group")["ceiling"].mean()
-        print(f"{n}\t{d['ceiling'].mean():.3f} ({len(d)})\t" + "\t".join(f"{v:.2f}" for v in by.to_numpy()))
+        print(f"{n}\t{d['ceiling'].mean():.3f} ({len(d)})\t" + "\t".join(f"{by[g]:.2f}" for g in groups))
 
 
 if __name__ == "__main__":

@@ -2,10 +2,10 @@
 """Two kernel tables judged against each other, as conformance judges the
 simulator: the runs of FIRST stand where the simulator's seeds would, those
 of SECOND as the kernel, cell by cell over the cells both hold (each
-cell's first ``linux_repeats`` trustworthy runs). Beside it, the ceiling
-of such a comparison (``judge.perfect_model`` with FIRST's run count as the
-seeds) on each table's own runs: what two sets of runs from one machine
-would reach.
+cell's runs by its group's rule, the trustworthy ones). Beside it, the
+ceiling of such a comparison (``conformance.run.ceiling_table`` with
+FIRST's run count as the seeds) on each table's own runs: what two sets of
+runs from one machine would reach.
 
     python scripts/kernel_vs_kernel.py conformance/matrix.toml \\
         conformance/kernel-2026-11.parquet conformance/kernel-2026-11-29.parquet
@@ -21,13 +21,8 @@ import argparse
 
 import pandas as pd
 
-from ccarena.conformance import METRICS, flow_verdicts, load_matrix, perfect_model
+from ccarena.conformance import KernelRuns, ceiling_table, flow_verdicts, load_kernel_reference, load_matrix
 from ccarena.conformance.judge import judge_cell
-
-
-def _runs(table: pd.DataFrame, cell_id: str, n: int) -> list[pd.DataFrame]:
-    t = table[(table["cell"] == cell_id) & table["trustworthy"]]
-    return [g[["flow", "cc", "rtt_ms", *METRICS]] for _, g in t.groupby("repeat")][:n]
 
 
 def main() -> None:
@@ -37,28 +32,24 @@ def main() -> None:
     ap.add_argument("second", help="kernel.parquet judged against")
     args = ap.parse_args()
     matrix = load_matrix(args.matrix)
-    a, b = pd.read_parquet(args.first), pd.read_parquet(args.second)
+    a = KernelRuns(None, load_kernel_reference(args.first))
+    b = KernelRuns(None, load_kernel_reference(args.second))
     ranked = matrix.identical_flows == "ranked"
-    rows, ceil_a, ceil_b = [], [], []
+    cells, rows = [], []
     for cell in matrix.cells:
-        ra, rb = _runs(a, cell.id, cell.repeats), _runs(b, cell.id, cell.repeats)
-        if not ra or not rb:
-            continue
-        rows += judge_cell(cell, ra, rb, matrix.tolerance, ranked, {})
-        ceil_a += perfect_model(cell, ra, matrix.tolerance, ranked, len(ra))
-        ceil_b += perfect_model(cell, rb, matrix.tolerance, ranked, len(ra))
+        ra = [r.values for r in a.of_cell(cell) or [] if r.trustworthy]
+        rb = [r.values for r in b.of_cell(cell) or [] if r.trustworthy]
+        if ra and rb:
+            cells.append(cell)
+            rows += judge_cell(cell, ra, rb, matrix.tolerance, ranked, {})
+    seeds = min(cell.repeats for cell in cells)
     flows = flow_verdicts(pd.DataFrame(rows))
-    by = flows.groupby("group", sort=False)["agree"]
-    ca, cb = pd.DataFrame(ceil_a), pd.DataFrame(ceil_b)
+    ca, cb = ceiling_table(matrix, cells, a, seeds), ceiling_table(matrix, cells, b, seeds)
     print("group\tflows\tagree\tceiling (first's runs)\tceiling (second's runs)")
-    for g, s in by:
-        print(
-            f"{g}\t{len(s)}\t{s.mean():.3f}\t"
-            f"{ca[ca['group'] == g]['ceiling'].mean():.3f}\t{cb[cb['group'] == g]['ceiling'].mean():.3f}"
-        )
-    print(
-        f"all\t{len(flows)}\t{flows['agree'].mean():.3f}\t{ca['ceiling'].mean():.3f}\t{cb['ceiling'].mean():.3f}"
-    )
+    for g, s in [*flows.groupby("group", sort=False)["agree"], ("all", flows["agree"])]:
+        sa = ca if g == "all" else ca[ca["group"] == g]
+        sb = cb if g == "all" else cb[cb["group"] == g]
+        print(f"{g}\t{len(s)}\t{s.mean():.3f}\t{sa['ceiling'].mean():.3f}\t{sb['ceiling'].mean():.3f}")
 
 
 if __name__ == "__main__":

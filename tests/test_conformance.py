@@ -166,6 +166,12 @@ def test_the_ceiling_is_what_a_perfect_model_scores(n_kernel):
     assert direct == pytest.approx(0.80, abs=0.025)
     assert ceiling == pytest.approx(0.80, abs=0.025)
     assert ceiling == pytest.approx(direct, abs=0.03)
+    # scaled to 20 kernel runs: sd * sqrt(1/20 + 1/seeds) against the normal value
+    more = perfect_model(_Cell(), kernel, {m: tol for m in ccarena.conformance.METRICS}, False, seeds, 20)
+    spread = sd * math.sqrt(1 / 20 + 1 / seeds)
+    assert float(np.mean([r["ceiling"] for r in more])) == pytest.approx(
+        math.erf(0.05 / spread / math.sqrt(2)), abs=0.025
+    )
     # the same kernel runs with a perfect model of twice the seeds' spread
     # would be caught: its agreement falls well below the ceiling
     wide = _runs(rng, seeds, flows, 2 * sd)
@@ -472,7 +478,8 @@ def test_a_kernel_table_reads_back_as_the_runs_it_was_written_from(tmp_path):
         runs[kernel_hash(cell.with_seed(seed))] = KernelRun(
             r != 2, values, "6.18", 2, "0.1.0", hosts if r else None, meter=1 + r % 2, provenance=prov
         )
-    table = kernel_table(m, [cell], KernelRuns(tmp_path, runs))
+    # a recorded table alone (no run directory), as --kernel and the scripts read one
+    table = kernel_table(m, [cell], KernelRuns(None, runs))
     assert len(table) == 2 * m.linux_repeats
     _write_parquet(table, tmp_path / "kernel.parquet")
     back = load_kernel_reference(tmp_path / "kernel.parquet")

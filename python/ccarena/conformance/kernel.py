@@ -193,10 +193,13 @@ class KernelRun:
 
 class KernelRuns:
     """The kernel runs one conformance run can see: those under ``out``
-    (each loaded once) and those of a recorded ``reference``."""
+    (each loaded once; None: none) and those of a recorded ``reference``."""
 
     def __init__(
-        self, out: Path, reference: Mapping[str, KernelRun] | None = None, testbed: str = DEFAULT_TESTBED
+        self,
+        out: Path | None,
+        reference: Mapping[str, KernelRun] | None = None,
+        testbed: str = DEFAULT_TESTBED,
     ) -> None:
         self.out = out
         self.reference = reference or {}
@@ -209,8 +212,7 @@ class KernelRuns:
         h = kernel_hash(scn, self.testbed)
         if h in self._loaded:
             return self._loaded[h]
-        d = run_dir(self.out, scn, "linux", self.testbed)
-        if is_complete(d):
+        if self.out is not None and is_complete(d := run_dir(self.out, scn, "linux", self.testbed)):
             self._loaded[h] = KernelRun.load(d)
             return self._loaded[h]
         return None if h in self._set_aside else self.reference.get(h)
@@ -222,6 +224,8 @@ class KernelRuns:
         h = kernel_hash(scn, self.testbed)
         self._loaded.pop(h, None)
         self._set_aside.add(h)
+        if self.out is None:
+            return None
         d = run_dir(self.out, scn, "linux", self.testbed)
         if not d.exists():
             return None

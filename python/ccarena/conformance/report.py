@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..lazy import lazy
 from ..store import write_bytes_atomic
 from .hosts import describe
-from .judge import METRICS, flow_verdicts, summary
+from .judge import METRICS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,8 +71,8 @@ def differs_table(flows: pd.DataFrame, limit: int = 30) -> Any:
 
 def ceiling_line(overall: Any) -> str:
     """The sentence that puts the headline beside its ceiling ("" without one)."""
-    c = overall.get("ceiling", math.nan)
-    if c is None or math.isnan(c):
+    c = overall["ceiling"]
+    if math.isnan(c):
         return ""
     return (
         f"a model as good as the kernel's own runs would agree on about {c:.1%} of these flows "
@@ -103,7 +103,7 @@ def summary_table(table: pd.DataFrame, title: str = "agreement per group") -> An
             str(r["flows"]),
             str(r["agree"]),
             "—" if math.isnan(r["agree_fraction"]) else f"{100 * r['agree_fraction']:.1f}",
-            "—" if math.isnan(r.get("ceiling", math.nan)) else f"{100 * r['ceiling']:.1f}",
+            "—" if math.isnan(r["ceiling"]) else f"{100 * r['ceiling']:.1f}",
             str(r["equivalent"]),
             str(r["differs"]),
             "—" if math.isnan(r["resolvable_fraction"]) else f"{100 * r['resolvable_fraction']:.0f}",
@@ -174,12 +174,14 @@ def report(
     out: Path,
     figure: Path | None,
     *,
+    flows: pd.DataFrame,
+    table: pd.DataFrame,
     machines: str = "",
     sensitivity: pd.DataFrame | None = None,
-    ceiling: pd.DataFrame | None = None,
 ) -> Path:
-    flows = flow_verdicts(frame)
-    table = summary(flows, frame, ceiling)
+    """``report.html`` of a judged matrix: ``frame`` (``judge.judge_cell``'s
+    rows), its ``flows`` (``flow_verdicts``) and per-group ``table``
+    (``judge.summary``), as the run computed them."""
     tol = pd.DataFrame(
         [
             {"metric": m, "absolute": t.absolute, "relative": t.relative, "of the link's rate": t.of_link}

@@ -144,15 +144,27 @@ def collect(
     return finish(pd.DataFrame(rows)), missing
 
 
-def ceiling_table(matrix: Matrix, cells: Sequence[Cell], kernel: KernelRuns) -> pd.DataFrame:
+def ceiling_table(
+    matrix: Matrix,
+    cells: Sequence[Cell],
+    kernel: KernelRuns,
+    seeds: int | None = None,
+    as_runs: int | None = None,
+) -> pd.DataFrame:
     """``judge.perfect_model`` of every cell with three or more trustworthy
     kernel runs: the agreement the kernel's own runs reach against each
-    other, scaled to the matrix's seeds."""
+    other, scaled to ``seeds`` simulator seeds (the matrix's by default)
+    against ``as_runs`` kernel runs (as many as there are)."""
     rows: list[dict[str, Any]] = []
     for cell in cells:
         trusted = [r.values for r in kernel.of_cell(cell) or [] if r.trustworthy]
         rows += perfect_model(
-            cell, trusted, matrix.tolerance, matrix.identical_flows == "ranked", matrix.sim_seeds
+            cell,
+            trusted,
+            matrix.tolerance,
+            matrix.identical_flows == "ranked",
+            seeds or matrix.sim_seeds,
+            as_runs,
         )
     return pd.DataFrame(rows, columns=["cell", "group", "flow", "rank", "ceiling"])
 
@@ -280,5 +292,5 @@ def run_conformance(
     write_bytes_atomic(out / "flows.csv", flows.to_csv(index=False).encode())
     write_bytes_atomic(out / "summary.csv", table.to_csv(index=False).encode())
     fig = plot(frame, out / "conformance.png") if figure and not frame.empty else None
-    rep = report(matrix, frame, out, fig, machines=where, sensitivity=sens, ceiling=ceiling)
+    rep = report(matrix, frame, out, fig, flows=flows, table=table, machines=where, sensitivity=sens)
     return Conformance(matrix, frame, flows, out, fig, rep, table, ceiling, sens, where, missing)

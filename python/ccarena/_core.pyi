@@ -35,7 +35,13 @@ class Run:
     (frames past ``max_packets``) and "pcapng" (the file's bytes)."""
 
     def names(self) -> list[str]:
-        """The tables: "summary", "flows", "samples", "queue", "transitions", "links"."""
+        """The tables: "summary", "flows", "samples", "queue", "transitions", "links"
+        (after ``close``, only those held in memory)."""
+    def held(self) -> list[str]:
+        """The tables held in memory (``rows`` reads these); with a spill, the
+        growing ones wait on disk."""
+    def close(self) -> None:
+        """Remove the tables waiting on disk (a run with ``spill``)."""
     def num_rows(self, name: str) -> int: ...
     def write(self, directory: str | os.PathLike[str]) -> None:
         """Every table as ``<directory>/<name>.parquet`` (zstd; the same
@@ -47,7 +53,11 @@ class Run:
     def rows(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
         """The first ``limit`` rows (all with None) as dicts, without pyarrow."""
 
-def run(normalized_json: str, progress: Callable[[int], object] | None = None) -> Run:
+def run(
+    normalized_json: str,
+    progress: Callable[[int], object] | None = None,
+    spill: str | None = None,
+) -> Run:
     """Simulate a normalized scenario (the output of ``normalize``).
 
     Returns the ``Run``: its tables ("summary", "flows", "samples",
@@ -55,7 +65,12 @@ def run(normalized_json: str, progress: Callable[[int], object] | None = None) -
     simulating; every 2^20 events it checks for signals (Ctrl-C raises
     KeyboardInterrupt, nothing is returned) and calls
     ``progress(sim_time_ns)`` if given (an exception it raises stops the
-    run). Raises ``ScenarioError`` if the JSON is not a normalized scenario."""
+    run). Raises ``ScenarioError`` if the JSON is not a normalized scenario.
+    With ``spill`` (a directory that must not exist), "samples", "queue" and
+    "transitions" leave the core in batches as the run goes and wait there
+    on disk, so memory does not grow with simulated time; the directory is
+    removed by ``Run.close`` (or when the run is dropped or stops). The
+    tables written are the same either way."""
 
 def pcap_to_pcapng(
     pcap: bytes, interface: str, application: str, comment: str, origin_ns: int

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .runner import simulate, simulate_portable, store_portable, store_run
+from .runner import simulate_portable, simulated, store_portable, store_run
 
 __all__ = [
     "EXECUTORS",
@@ -62,8 +62,8 @@ def default_jobs() -> int:
 def run_job(job: Job) -> int:
     """Simulate one job and write its run directory (a local worker's task)."""
     try:
-        run = simulate(job.core_json)
-        store_run(job.core_json, job.hash, run, dict(run.stats), list(run.captures), job.target)
+        with simulated(job.core_json, job.target) as run:
+            store_run(job.core_json, job.hash, run, dict(run.stats), list(run.captures), job.target)
     except Exception as e:
         raise RunError(f"{type(e).__name__}: {e}") from None
     except BaseException as e:  # a Rust panic arrives as pyo3's PanicException (a BaseException)

@@ -200,7 +200,7 @@ class Results:
         """The first ``limit`` rows of table ``name`` as dicts: from the
         core's own rows when these results came from a simulation (no
         pandas), else from the frame."""
-        if self._preview is not None and name in self._preview.names():
+        if self._preview is not None and name in self._preview.held():
             return list(self._preview.rows(name, limit))
         return list(self._get(name).head(limit).to_dict("records"))
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +20,7 @@ from .store import (
     capture_meta,
     check_target,
     default_run_dir,
+    spill_dir,
     write_run,
 )
 from .version import __version__
@@ -25,7 +28,16 @@ from .version import __version__
 if TYPE_CHECKING:
     from . import _core
 
-__all__ = ["BACKEND", "PortableRun", "execute", "run_meta", "simulate", "simulate_portable", "store_run"]
+__all__ = [
+    "BACKEND",
+    "PortableRun",
+    "execute",
+    "run_meta",
+    "simulate",
+    "simulate_portable",
+    "simulated",
+    "store_run",
+]
 
 BACKEND = "sim"
 
@@ -58,25 +70,48 @@ def _meta(
     return meta
 
 
-def simulate(core_json: str, progress: Callable[[int], None] | None = None) -> _core.Run:
+def simulate(
+    core_json: str,
+    progress: Callable[[int], None] | None = None,
+    spill: Path | None = None,
+) -> _core.Run:
     """Run a normalized scenario (JSON) on the simulator: the core's ``Run``
     (its tables, run statistics and ``[capture]`` files, held in Rust until
-    written). Pure: no files. ``progress(sim_time_ns)`` is called about
-    ten times a second of wall time; Ctrl-C stops the run within about as
-    long (KeyboardInterrupt)."""
+    written). ``progress(sim_time_ns)`` is called about ten times a second
+    of wall time; Ctrl-C stops the run within about as long
+    (KeyboardInterrupt). With ``spill`` (a directory to create), the tables
+    that grow with simulated time wait there on disk instead of in memory
+    until the run is written or closed (``simulated`` manages it);
+    without, no files."""
     from . import _core
 
-    run = _core.run(core_json, progress)
+    run = _core.run(core_json, progress, None if spill is None else str(spill))
     missing = [t for t in TABLES if t not in run.names()]
     if missing:
+        run.close()
         raise RuntimeError(f"the simulator returned no table(s) {', '.join(missing)}")
     return run
 
 
+@contextmanager
+def simulated(
+    core_json: str, near: str | Path, progress: Callable[[int], None] | None = None
+) -> Iterator[_core.Run]:
+    """``simulate``, its growing tables kept on disk beside ``near`` (the
+    run directory it is bound for) while the run is open: memory then
+    follows the flows and the packets in flight, not the simulated time.
+    Closed on leaving, written or not."""
+    run = simulate(core_json, progress, spill_dir(near))
+    try:
+        yield run
+    finally:
+        run.close()
+
+
 def simulate_portable(core_json: str) -> PortableRun:
     """``simulate``, its tables as Parquet bytes (for a Ray worker to send back)."""
-    run = simulate(core_json)
-    return {t: run.parquet(t) for t in TABLES}, dict(run.stats), list(run.captures)
+    with simulated(core_json, Path(tempfile.gettempdir()) / "ccarena-run") as run:
+        return {t: run.parquet(t) for t in TABLES}, dict(run.stats), list(run.captures)
 
 
 def store_run(
@@ -120,14 +155,13 @@ def execute(
     target = Path(out) if out is not None else default_run_dir(scn.name, scn.short_hash, root)
     check_target(target)  # refused before the run costs anything
 
-    run = simulate(scn.core_json, progress)
-    stats, captures = dict(run.stats), list(run.captures)
-    meta = run_meta(scn, stats, captures)
-
     def draw(tmp: Path) -> None:
         from .plots.timeseries import FIGURE_NAME, plot_run
 
         plot_run(Results.load(tmp), tmp / FIGURE_NAME)
 
-    write_run(target, meta, run, draw if figure else None, capture_files(captures))
+    with simulated(scn.core_json, target, progress) as run:
+        stats, captures = dict(run.stats), list(run.captures)
+        meta = run_meta(scn, stats, captures)
+        write_run(target, meta, run, draw if figure else None, capture_files(captures))
     return Results.load(target, preview=run)

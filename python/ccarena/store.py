@@ -448,7 +448,9 @@ def is_complete(run_dir: str | Path, run_hash: str | None = None) -> bool:
     return all((d / f"{t}.parquet").is_file() for t in REQUIRED_TABLES)
 
 
-_TMP_NAME = re.compile(r"^\..+\.tmp-(?P<pid>\d+)-[0-9a-f]+(\.old)?$")
+_TMP_NAME = re.compile(r"^\..+\.tmp-(?P<pid>\d+)-[0-9a-f]+(\.old|\.spill)?$")
+#: A batch of a growing table in a run's spill directory (``spill_dir``).
+_SPILL_PART = re.compile(r"^(samples|queue|transitions)\.\d{6}\.arrow$")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -481,7 +483,20 @@ def _tmp_is_ours(p: Path) -> bool:
     happens to have such a name."""
     if p.is_symlink() or not p.is_dir():
         return True
-    return all(c.name in _TMP_ENTRIES for c in p.iterdir())
+    return all(c.name in _TMP_ENTRIES or _SPILL_PART.match(c.name) for c in p.iterdir())
+
+
+def spill_dir(target: str | Path) -> Path:
+    """Where a run bound for ``target`` keeps the tables that grow with
+    simulated time while it runs (``_core.run``'s ``spill``): beside the
+    target (in its nearest existing directory), named as this process's
+    temporary directory, so one that a killed run left is removed like its
+    other temporary files. The core removes it when the run is closed."""
+    t = Path(target).absolute()
+    d = t.parent
+    while not d.is_dir():
+        d = d.parent
+    return d / f".{t.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}.spill"
 
 
 def clean_stale_tmp(directory: str | Path) -> list[Path]:

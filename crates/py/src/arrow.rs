@@ -9,6 +9,7 @@ use arrow_array::{
 };
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{ArrowError, DataType, Field, Schema};
+use ccarena_sim::metrics::stream::BATCH_ROWS;
 use ccarena_sim::metrics::table::{ColumnData, Table};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -20,12 +21,19 @@ use parquet::file::properties::WriterProperties;
 /// by itself, so there is no gain in a dictionary type here). Columns are
 /// non-nullable; missing values are NaN in float columns.
 pub fn to_record_batch(table: &Table) -> Result<RecordBatch, ArrowError> {
+    into_record_batch(table.clone())
+}
+
+/// `to_record_batch` of a table given away: its numbers become the
+/// arrays' buffers without a copy.
+pub fn into_record_batch(table: Table) -> Result<RecordBatch, ArrowError> {
+    let rows = table.rows();
     let mut fields = Vec::with_capacity(table.columns.len());
     let mut arrays: Vec<ArrayRef> = Vec::with_capacity(table.columns.len());
-    for col in &table.columns {
-        let (dtype, array): (DataType, ArrayRef) = match &col.data {
-            ColumnData::F64(v) => (DataType::Float64, Arc::new(Float64Array::from(v.clone()))),
-            ColumnData::I64(v) => (DataType::Int64, Arc::new(Int64Array::from(v.clone()))),
+    for col in table.columns {
+        let (dtype, array): (DataType, ArrayRef) = match col.data {
+            ColumnData::F64(v) => (DataType::Float64, Arc::new(Float64Array::from(v))),
+            ColumnData::I64(v) => (DataType::Int64, Arc::new(Int64Array::from(v))),
             ColumnData::Str(v) => (DataType::Utf8, Arc::new(StringArray::from_iter_values(v))),
         };
         fields.push(Field::new(col.name.as_str(), dtype, false));
@@ -33,8 +41,35 @@ pub fn to_record_batch(table: &Table) -> Result<RecordBatch, ArrowError> {
     }
     let schema = Arc::new(Schema::new(fields));
     // A table without columns still has a row count (zero).
-    let options = RecordBatchOptions::new().with_row_count(Some(table.rows()));
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
     RecordBatch::try_new_with_options(schema, arrays, &options)
+}
+
+/// A record batch of `to_record_batch`'s types back as a table.
+pub fn from_record_batch(rb: &RecordBatch, name: &str) -> Result<Table, String> {
+    let mut t = Table::new(name);
+    for (field, col) in rb.schema().fields().iter().zip(rb.columns()) {
+        let any = col.as_any();
+        let data = if let Some(a) = any.downcast_ref::<Float64Array>() {
+            ColumnData::F64(a.values().to_vec())
+        } else if let Some(a) = any.downcast_ref::<Int64Array>() {
+            ColumnData::I64(a.values().to_vec())
+        } else if let Some(a) = any.downcast_ref::<StringArray>() {
+            ColumnData::Str(
+                a.iter()
+                    .map(|v| v.unwrap_or_default().to_string())
+                    .collect(),
+            )
+        } else {
+            return Err(format!(
+                "column {} has type {}",
+                field.name(),
+                field.data_type()
+            ));
+        };
+        t.push(field.name(), data);
+    }
+    Ok(t)
 }
 
 /// The Arrow IPC *stream* format (`pyarrow.ipc.open_stream`) of one table.
@@ -50,13 +85,19 @@ pub fn to_ipc_stream(table: &Table) -> Result<Vec<u8>, ArrowError> {
 }
 
 /// How every result table is written: zstd (level 1, as pyarrow's
-/// default), the library's defaults otherwise. Nothing in the file depends
-/// on when or where it was written: the same table gives the same bytes.
-fn parquet_properties() -> WriterProperties {
+/// default), row groups of `stream::BATCH_ROWS` rows (the writer holds
+/// one row group's encoded columns until it is complete: the library's
+/// million rows would be 30-60 MB of a long run's samples), the library's
+/// defaults otherwise. Nothing in the file depends on when or where it was
+/// written: the same table gives the same bytes (written from a spill,
+/// batch by batch, the same rows and row groups; a page inside a row group
+/// may end elsewhere).
+pub(crate) fn parquet_properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(1).expect("1 is a valid zstd level"),
         ))
+        .set_max_row_group_row_count(Some(BATCH_ROWS))
         .build()
 }
 

@@ -6,10 +6,12 @@
 
 pub mod arrow;
 pub mod controller;
+pub mod spill;
 
 use ccarena_sim::cc::CcConfig;
 use ccarena_sim::metrics::collect;
 use ccarena_sim::metrics::schema::TABLES;
+use ccarena_sim::metrics::stream::BATCH_ROWS;
 use ccarena_sim::metrics::table::{ColumnData, Table};
 use ccarena_sim::qdisc::QdiscConfig;
 use ccarena_sim::scenario::{self, Scenario};
@@ -68,10 +70,37 @@ const PROGRESS_EVENTS: u64 = 1 << 20;
 /// signals (Ctrl-C stops the run with KeyboardInterrupt, nothing produced)
 /// and to call `progress(sim_time_ns)` if given (an exception it raises
 /// stops the run the same way). Neither changes the simulation's bits.
+///
+/// With `spill` (a directory that must not exist yet), the tables that
+/// grow with simulated time ("samples", "queue", "transitions") leave the
+/// core in batches while the run goes on and wait there on disk
+/// (`spill.rs`), so memory does not grow with the run's duration; the
+/// directory is the `Run`'s and is removed with it (or at once if the run
+/// stops). The tables written are the same either way.
 #[pyfunction]
-#[pyo3(signature = (normalized_json, progress=None))]
-fn run(py: Python<'_>, normalized_json: &str, progress: Option<Py<PyAny>>) -> PyResult<Run> {
+#[pyo3(signature = (normalized_json, progress=None, spill=None))]
+fn run(
+    py: Python<'_>,
+    normalized_json: &str,
+    progress: Option<Py<PyAny>>,
+    spill: Option<std::path::PathBuf>,
+) -> PyResult<Run> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
+    let spill = match spill {
+        Some(dir) => Some(std::sync::Arc::new(std::sync::Mutex::new(
+            spill::Spill::create(&dir).map_err(|e| {
+                PyRuntimeError::new_err(format!("spill directory {}: {e}", dir.display()))
+            })?,
+        ))),
+        None => None,
+    };
+    let sink = spill.as_ref().map(|s| {
+        (
+            Box::new(spill::SpillSink(s.clone()))
+                as Box<dyn ccarena_sim::metrics::stream::Sink + Send>,
+            BATCH_ROWS,
+        )
+    });
     let mut stopped: Option<PyErr> = None;
     controller::take_error();
     // A Python controller's exception stops the run at the next check.
@@ -81,21 +110,27 @@ fn run(py: Python<'_>, normalized_json: &str, progress: Option<Py<PyAny>>) -> Py
         PROGRESS_EVENTS
     };
     let results = py.detach(|| {
-        world::run_with_progress(&scenario, every, |now| {
-            Python::attach(|py| {
-                let step = py.check_signals().and_then(|()| match &progress {
-                    Some(f) => f.call1(py, (now.0,)).map(|_| ()),
-                    None => Ok(()),
-                });
-                match step {
-                    Ok(()) => !controller::failed(),
-                    Err(e) => {
-                        stopped = Some(e);
-                        false
+        let sink = sink.map(|(s, rows)| (s as Box<dyn ccarena_sim::metrics::stream::Sink>, rows));
+        world::run_streaming(
+            &scenario,
+            every,
+            |now| {
+                Python::attach(|py| {
+                    let step = py.check_signals().and_then(|()| match &progress {
+                        Some(f) => f.call1(py, (now.0,)).map(|_| ()),
+                        None => Ok(()),
+                    });
+                    match step {
+                        Ok(()) => !controller::failed(),
+                        Err(e) => {
+                            stopped = Some(e);
+                            false
+                        }
                     }
-                }
-            })
-        })
+                })
+            },
+            sink,
+        )
     });
     if let Some(e) = controller::take_error() {
         return Err(e);
@@ -103,7 +138,19 @@ fn run(py: Python<'_>, normalized_json: &str, progress: Option<Py<PyAny>>) -> Py
     let Some(results) = results else {
         return Err(stopped.expect("a run stops only on an error"));
     };
-    Run::new(py, results)
+    let spill = spill.map(|s| {
+        std::sync::Arc::try_unwrap(s)
+            .ok()
+            .expect("the run is over: the sink is gone")
+            .into_inner()
+            .expect("spill lock")
+    });
+    if let Some(e) = spill.as_ref().and_then(|s| s.error()) {
+        return Err(PyRuntimeError::new_err(format!(
+            "writing the run's tables failed: {e}"
+        )));
+    }
+    Run::new(py, results, spill)
 }
 
 /// A finished run's results, held in Rust until Python writes or reads
@@ -114,7 +161,10 @@ fn run(py: Python<'_>, normalized_json: &str, progress: Option<Py<PyAny>>) -> Py
 /// describes them.
 #[pyclass(module = "ccarena._core", frozen)]
 pub struct Run {
+    /// The tables held in memory.
     tables: Vec<Table>,
+    /// The tables waiting on disk (`run` with `spill`), until `close`.
+    spill: std::sync::Mutex<Option<spill::Spill>>,
     #[pyo3(get)]
     stats: Py<PyDict>,
     #[pyo3(get)]
@@ -122,7 +172,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn new(py: Python<'_>, results: world::Results) -> PyResult<Run> {
+    fn new(py: Python<'_>, results: world::Results, spill: Option<spill::Spill>) -> PyResult<Run> {
         let st = PyDict::new(py);
         st.set_item("events", results.stats.events)?;
         st.set_item("bottleneck_packets", results.stats.bottleneck_packets)?;
@@ -138,6 +188,7 @@ impl Run {
         }
         Ok(Run {
             tables: results.tables,
+            spill: std::sync::Mutex::new(spill),
             stats: st.unbind(),
             captures: caps.unbind(),
         })
@@ -151,6 +202,28 @@ impl Run {
     }
 }
 
+impl Run {
+    fn holds(&self, name: &str) -> bool {
+        self.tables.iter().any(|t| t.name == name)
+    }
+
+    fn spill(&self) -> std::sync::MutexGuard<'_, Option<spill::Spill>> {
+        self.spill.lock().expect("spill lock")
+    }
+
+    fn spilled(&self, name: &str) -> bool {
+        self.spill().as_ref().is_some_and(|s| s.holds(name))
+    }
+
+    /// Table `name` as a Parquet file, from memory or from the spill.
+    fn write_table<W: std::io::Write + Send>(&self, name: &str, out: W) -> PyResult<()> {
+        match self.spill().as_ref() {
+            Some(s) if s.holds(name) => s.write_parquet(name, out).map_err(parquet_error),
+            _ => arrow::write_parquet(self.table(name)?, out).map_err(parquet_error),
+        }
+    }
+}
+
 fn parquet_error(e: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(format!("writing results as Parquet failed: {e}"))
 }
@@ -159,22 +232,42 @@ fn parquet_error(e: impl std::fmt::Display) -> PyErr {
 impl Run {
     /// The tables' names, in the schema's order.
     fn names(&self) -> Vec<String> {
+        TABLES
+            .iter()
+            .map(|d| d.name)
+            .filter(|&n| self.holds(n) || self.spilled(n))
+            .map(String::from)
+            .collect()
+    }
+
+    /// The tables held in memory (`rows` reads only these); the others
+    /// wait on disk until written.
+    fn held(&self) -> Vec<String> {
         self.tables.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// Remove the tables waiting on disk (once written: `names` then lists
+    /// only the tables held in memory). Dropping the run does the same.
+    fn close(&self) {
+        self.spill().take();
     }
 
     /// Rows of table `name`.
     fn num_rows(&self, name: &str) -> PyResult<usize> {
-        Ok(self.table(name)?.rows())
+        match self.spill().as_ref() {
+            Some(s) if s.holds(name) => Ok(s.rows(name)),
+            _ => Ok(self.table(name)?.rows()),
+        }
     }
 
     /// Write every table as `<directory>/<name>.parquet`.
     fn write(&self, py: Python<'_>, directory: std::path::PathBuf) -> PyResult<()> {
         py.detach(|| {
-            for t in &self.tables {
-                let path = directory.join(format!("{}.parquet", t.name));
+            for name in self.names() {
+                let path = directory.join(format!("{name}.parquet"));
                 let file = std::fs::File::create(&path)
                     .map_err(|e| parquet_error(format!("{}: {e}", path.display())))?;
-                arrow::write_parquet(t, std::io::BufWriter::new(file)).map_err(parquet_error)?;
+                self.write_table(&name, std::io::BufWriter::new(file))?;
             }
             Ok(())
         })
@@ -182,17 +275,26 @@ impl Run {
 
     /// Table `name` as the bytes of a Parquet file (what `write` writes).
     fn parquet<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let t = self.table(name)?;
-        let bytes = py.detach(|| arrow::to_parquet(t)).map_err(parquet_error)?;
+        let mut bytes = Vec::new();
+        py.detach(|| self.write_table(name, &mut bytes))?;
         Ok(PyBytes::new(py, &bytes))
     }
 
     /// Table `name` as an Arrow IPC stream (`pyarrow.ipc.open_stream`).
     fn ipc<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let t = self.table(name)?;
-        let bytes = py.detach(|| arrow::to_ipc_stream(t)).map_err(|e| {
-            PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}"))
-        })?;
+        let encode =
+            |e: String| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}"));
+        let spilled = self.spilled(name);
+        let bytes = match spilled {
+            true => py
+                .detach(|| self.spill().as_ref().expect("spilled").ipc_stream(name))
+                .map_err(encode)?,
+            _ => {
+                let t = self.table(name)?;
+                py.detach(|| arrow::to_ipc_stream(t))
+                    .map_err(|e| encode(e.to_string()))?
+            }
+        };
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -273,7 +375,7 @@ impl Simulation {
             .world
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the simulation's results were taken"))?;
-        Run::new(py, w.into_results())
+        Run::new(py, w.into_results(), None)
     }
 }
 

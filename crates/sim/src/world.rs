@@ -18,6 +18,7 @@ use crate::metrics::schema::{
     FlowCols, FlowRow, LinkCols, LinkRow, QueueCols, SampleCols, SampleRow, SummaryCols,
     SummaryRow, TransitionCols, TransitionRow,
 };
+use crate::metrics::stream::Sink;
 use crate::metrics::table::Table;
 use crate::net::host::HostNoise;
 use crate::net::network::{Hop, Network, Propagated};
@@ -200,6 +201,14 @@ pub struct World<'a, T: Taps = NoCapture> {
     /// Each sample row's algorithm state columns (beside `samples`).
     cc_state: DynColumns,
     queue: QueueCols,
+    /// The flows' congestion-control state changes, gathered from their
+    /// senders at every sample (rows by sample interval, then flow, then
+    /// time).
+    transitions: TransitionCols,
+    /// Where `samples`, `queue` and `transitions` go in batches of
+    /// `batch_rows` rows (`stream_to`); None keeps every row.
+    sink: Option<Box<dyn Sink + 'a>>,
+    batch_rows: usize,
 }
 
 fn ms(d: Option<Dur>) -> f64 {
@@ -355,7 +364,21 @@ impl<'a, T: Taps> World<'a, T> {
             capture,
             cc_state: DynColumns::default(),
             queue: QueueCols::default(),
+            transitions: TransitionCols::default(),
+            sink: None,
+            batch_rows: usize::MAX,
         }
+    }
+
+    /// Hand the tables that grow with simulated time (`samples`, `queue`,
+    /// `transitions`) to `sink` in batches of `batch_rows` rows as the run
+    /// goes (`metrics::stream`); the results then hold only the others.
+    /// Batching does not touch the simulation, nor the rows: joined, the
+    /// batches are the tables a run without a sink returns.
+    pub fn stream_to(&mut self, sink: Box<dyn Sink + 'a>, batch_rows: usize) {
+        self.sink = Some(sink);
+        self.batch_rows = batch_rows.max(1);
+        self.samples = SampleCols::with_capacity(self.batch_rows.min(1 << 20) + self.flows.len());
     }
 
     /// Run to the end of the scenario and build the result tables.
@@ -836,10 +859,57 @@ impl<'a, T: Taps> World<'a, T> {
                     .interval_row(&link.name, now.secs_f64(), capacity),
             );
         }
+        self.gather_transitions();
+        self.flush(false);
+    }
+
+    /// Move the senders' state changes since the last call into
+    /// `transitions`.
+    fn gather_transitions(&mut self) {
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            for (t, from, to) in f.sender.transitions.drain(..) {
+                self.transitions.push(TransitionRow {
+                    time_s: t.secs_f64(),
+                    flow: i as i64,
+                    from: from.to_string(),
+                    to: to.to_string(),
+                });
+            }
+        }
+    }
+
+    /// With a sink, hand it each growing table that has `batch_rows` rows
+    /// or more (a batch leaves at a sample, so it can hold up to one
+    /// interval's rows more); every one, whatever its rows, with `all`:
+    /// the run's end.
+    fn flush(&mut self, all: bool) {
+        let Some(sink) = self.sink.as_mut() else {
+            return;
+        };
+        let full = |rows: usize| all || rows >= self.batch_rows;
+        if full(self.samples.len()) {
+            // The next batch's room at once (a batch and one interval's
+            // rows): grown by doubling, its columns would reach twice that.
+            let room = if all {
+                0
+            } else {
+                self.batch_rows + self.flows.len()
+            };
+            let mut t =
+                std::mem::replace(&mut self.samples, SampleCols::with_capacity(room)).into_table();
+            self.cc_state.take_into(&mut t, room);
+            sink.put(t);
+        }
+        if full(self.queue.len()) {
+            sink.put(std::mem::take(&mut self.queue).into_table());
+        }
+        if full(self.transitions.len()) {
+            sink.put(std::mem::take(&mut self.transitions).into_table());
+        }
     }
 
     /// The result tables, and the capture files.
-    fn finish(self) -> (Vec<Table>, Vec<CaptureFile>) {
+    fn finish(mut self) -> (Vec<Table>, Vec<CaptureFile>) {
         let sc = self.sc;
         let end = self.end;
         let links = &self.net.links;
@@ -1008,29 +1078,18 @@ impl<'a, T: Taps> World<'a, T> {
             max_backlog_pkts: totals.max_backlog.1 as i64,
         });
 
-        let mut samples = self.samples.into_table();
-        self.cc_state.append_to(&mut samples);
-
-        let mut transitions = TransitionCols::default();
-        for (i, f) in self.flows.iter().enumerate() {
-            for &(t, from, to) in &f.sender.transitions {
-                transitions.push(TransitionRow {
-                    time_s: t.secs_f64(),
-                    flow: i as i64,
-                    from: from.to_string(),
-                    to: to.to_string(),
-                });
-            }
+        let mut tables = vec![summary.into_table(), flows.into_table()];
+        self.gather_transitions();
+        if self.sink.is_some() {
+            self.flush(true);
+        } else {
+            let mut samples = std::mem::take(&mut self.samples).into_table();
+            self.cc_state.take_into(&mut samples, 0);
+            tables.push(samples);
+            tables.push(std::mem::take(&mut self.queue).into_table());
+            tables.push(std::mem::take(&mut self.transitions).into_table());
         }
-
-        let tables = vec![
-            summary.into_table(),
-            flows.into_table(),
-            samples,
-            self.queue.into_table(),
-            transitions.into_table(),
-            link_rows.into_table(),
-        ];
+        tables.push(link_rows.into_table());
         (tables, self.capture.finish())
     }
 }
@@ -1048,9 +1107,32 @@ pub fn run_with_progress(
     every: u64,
     progress: impl FnMut(Time) -> bool,
 ) -> Option<Results> {
+    run_streaming(sc, every, progress, None)
+}
+
+/// `run_with_progress`, the growing tables handed to `sink` in batches of
+/// about `batch_rows` rows (`World::stream_to`) when there is one.
+pub fn run_streaming<'a>(
+    sc: &'a Scenario,
+    every: u64,
+    progress: impl FnMut(Time) -> bool,
+    sink: Option<(Box<dyn Sink + 'a>, usize)>,
+) -> Option<Results> {
     match &sc.capture {
-        Some(spec) => World::capturing(sc, spec).run_with_progress(every, progress),
-        None => World::new(sc).run_with_progress(every, progress),
+        Some(spec) => {
+            let mut w = World::capturing(sc, spec);
+            if let Some((s, rows)) = sink {
+                w.stream_to(s, rows);
+            }
+            w.run_with_progress(every, progress)
+        }
+        None => {
+            let mut w = World::new(sc);
+            if let Some((s, rows)) = sink {
+                w.stream_to(s, rows);
+            }
+            w.run_with_progress(every, progress)
+        }
     }
 }
 
@@ -1085,6 +1167,68 @@ mod tests {
             format!("{:?}", r.tables)
         };
         assert_eq!(tables(true), tables(false));
+    }
+
+    /// Streaming (`stream_to`) hands the growing tables over in batches of
+    /// about `batch_rows` rows; joined (`stream::join`), they are the
+    /// tables of a run that kept every row, bit for bit, though `samples`
+    /// gains the later algorithms' state columns after its first batches
+    /// left. The other tables are the same.
+    #[test]
+    fn batches_joined_are_the_whole_tables() {
+        use crate::metrics::stream::{join, Sink};
+        use std::cell::RefCell;
+        use std::rc::Rc;
+
+        struct Keep(Rc<RefCell<Vec<Table>>>);
+        impl Sink for Keep {
+            fn put(&mut self, batch: Table) {
+                self.0.borrow_mut().push(batch);
+            }
+        }
+        let sc = crate::scenario::normalize_json(
+            &serde_json::json!({
+                "duration": "3s", "seed": 2,
+                "bottleneck": {"rate": "50Mbps", "buffer": "1BDP"},
+                "path": {"rtt": "20ms", "loss": "0.2%"},
+                "sample": {"interval": "50ms"},
+                "flows": [
+                    {"cc": "cubic", "count": 2},
+                    {"cc": "bbr3", "start": "1s"},
+                    {"cc": "bbr1", "start": "2s", "size": "300KB"}
+                ]
+            })
+            .to_string(),
+        )
+        .expect("valid scenario");
+        let whole = World::new(&sc).run();
+        let got = Rc::new(RefCell::new(Vec::new()));
+        let mut w = World::new(&sc);
+        w.stream_to(Box::new(Keep(got.clone())), 7);
+        let streamed = w.run();
+        let batches = got.take();
+        for name in ["samples", "queue", "transitions"] {
+            let mine: Vec<Table> = batches.iter().filter(|b| b.name == name).cloned().collect();
+            assert!(mine.len() > 3, "{name}: {} batches", mine.len());
+            // A batch leaves at the first sample with 7 rows gathered: at
+            // most 6 + one interval's rows (4 flows, 1 link).
+            if name != "transitions" {
+                assert!(mine.iter().all(|b| b.rows() <= 6 + 4), "{name}");
+            }
+            assert!(streamed.tables.iter().all(|t| t.name != name));
+            let joined = join(mine).expect("batches");
+            assert_eq!(
+                format!("{joined:?}"),
+                format!("{:?}", whole.table(name)),
+                "{name}"
+            );
+        }
+        let cols = |b: &Table| b.columns.len();
+        let samples: Vec<&Table> = batches.iter().filter(|b| b.name == "samples").collect();
+        assert!(cols(samples[0]) < cols(samples[samples.len() - 1]));
+        for t in &streamed.tables {
+            assert_eq!(format!("{t:?}"), format!("{:?}", whole.table(&t.name)));
+        }
     }
 
     /// A deadline pushed back queues nothing while an earlier event is

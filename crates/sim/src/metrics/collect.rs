@@ -54,14 +54,33 @@ impl DynColumns {
         self.scratch = st;
     }
 
-    pub fn append_to(self, t: &mut Table) {
-        for (name, c) in self.names.into_iter().zip(self.cols) {
+    /// Rows gathered so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Move the rows gathered so far into `t`'s columns (every column known
+    /// yet, in the order of first appearance); the names and types stay,
+    /// so later rows fill the same columns (`stream`: a batch).
+    /// The columns start again with room for `reserve` rows.
+    pub fn take_into(&mut self, t: &mut Table, reserve: usize) {
+        for (&name, c) in self.names.iter().zip(&mut self.cols) {
             let data = match c {
-                Dyn::Num(v) => ColumnData::F64(v),
-                Dyn::Label(v) => ColumnData::Str(v.into_iter().map(String::from).collect()),
+                Dyn::Num(v) => ColumnData::F64(std::mem::replace(v, Vec::with_capacity(reserve))),
+                Dyn::Label(v) => ColumnData::Str(
+                    std::mem::replace(v, Vec::with_capacity(reserve))
+                        .into_iter()
+                        .map(String::from)
+                        .collect(),
+                ),
             };
             t.push(name, data);
         }
+        self.rows = 0;
+    }
+
+    pub fn append_to(mut self, t: &mut Table) {
+        self.take_into(t, 0);
     }
 }
 

@@ -3,4 +3,5 @@
 pub mod collect;
 pub mod hist;
 pub mod schema;
+pub mod stream;
 pub mod table;

@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 # directory is not on PATH, or pyenv has not rehashed its shims yet).
 CCARENA := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/ccarena
 
-.PHONY: demo test bench fmt lint install install-test reproduce-quick sweep-bench bottleneck bench-ns3 bench-instructions
+.PHONY: demo test bench fmt lint install install-test reproduce-quick sweep-bench bottleneck bench-ns3 bench-instructions bench-memory
 
 install:
 	$(PIP) install .
@@ -47,6 +47,11 @@ reproduce-quick: install
 	done
 
 # 100 small runs with --jobs 1 and --jobs 2: the local pool's speed-up.
+# Peak memory and wall time of whole runs beside validate's estimate
+# (benches/memory.py; about 12 minutes, fig16's full point the longest).
+bench-memory: install
+	$(PYTHON) benches/memory.py
+
 sweep-bench: install
 	$(PYTHON) benches/sweep_speedup.py
 

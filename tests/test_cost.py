@@ -136,3 +136,37 @@ def test_a_networks_estimate_counts_its_packet_hops_and_delay_lines(hops):
     assert got["events"] - got0["events"] == pytest.approx(c.line_packets, rel=0.08)
     assert c.wall_s / c0.wall_s == pytest.approx(1 + LINE_EVENT_COST)
     assert f"summed over its {hops} links" in c.describe() and "onto delay lines" in c.describe()
+
+
+def _mem(duration: str, count: int = 10, rate: str = "1Gbps", buffer: str = "1BDP") -> float:
+    flows = [{"cc": "cubic", "rtt": "20ms", "count": count}]
+    scn = Scenario.from_dict(
+        {"duration": duration, "bottleneck": {"rate": rate, "buffer": buffer}, "flows": flows}
+    )
+    return estimate(scn).peak_bytes
+
+
+def test_the_memory_estimate_follows_flows_and_packets_not_the_duration():
+    # Past one batch of sample rows (65,536: 10 flows x 6,554 s at 100 ms),
+    # a longer run holds no more: its tables wait on disk.
+    one = {"duration": "1s", "bottleneck": {"rate": "1Gbps"}, "flows": [{"cc": "cubic", "rtt": "20ms"}]}
+    assert estimate(Scenario.from_dict(one)).rows_held == 11
+    assert _mem("7000s") == _mem("56000s")
+    assert _mem("100s") < _mem("7000s")
+    # Each flow's state (built, sending) and its 11 sample rows, and each
+    # packet the network can hold (buffer + BDP).
+    per_flow = 9 * 1024 + 7 * 1024 + 11 * 260
+    more = _mem("1s", count=2000) - _mem("1s", count=1000)
+    assert more == pytest.approx(1000 * per_flow, rel=0.01)
+    held = _mem("1s", buffer="10BDP") - _mem("1s", buffer="1BDP")
+    assert held == pytest.approx(9 * 2_500_000 / 1514 * 200, rel=0.01)
+
+
+def test_a_run_over_the_memory_limit_names_what_takes_it(tmp_path, capsys):
+    # 400 BDP at 100 Gbit/s and 10 ms: 33 million packets held, about 6.6 GB.
+    text = SMALL.replace('rate = "10Mbps"', 'rate = "100Gbps"\nbuffer = "400BDP"')
+    assert main(["validate", str(_write(tmp_path, text))]) == 2
+    err = capsys.readouterr().err
+    assert ": bottleneck.buffer:" in err and "of memory" in err, err
+    # 90,000 flows at 16 KiB and their sample rows: 1.7 GB, under the limit.
+    assert _mem("1s", count=90_000) < LIMITS["peak_bytes"]

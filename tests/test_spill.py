@@ -60,18 +60,16 @@ def test_spilled_tables_are_the_tables_kept_in_memory(scn, tmp_path):
 def test_a_stopped_run_leaves_no_spill(tmp_path):
     # Stopped at the first progress call (2^20 events, about 3 s simulated
     # here), after a batch of samples went to disk.
-    big = Scenario.from_dict(
-        {**SCENARIO, "bottleneck": {"rate": "1Gbps", "buffer": "1BDP"}, "flows": [{"cc": "cubic", "count": 40}]}
-    )
+    fast = {"bottleneck": {"rate": "1Gbps", "buffer": "1BDP"}, "flows": [{"cc": "cubic", "count": 40}]}
+    big = Scenario.from_dict({**SCENARIO, **fast})
     seen: list[list[str]] = []
 
     def stop(_t: int) -> None:
         seen.extend(os.listdir(tmp_path / _spills(tmp_path)[0]))
         raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
-        with simulated(big.core_json, tmp_path / "run", stop):
-            pass
+    with pytest.raises(KeyboardInterrupt), simulated(big.core_json, tmp_path / "run", stop):
+        pass
     assert "samples.000000.arrow" in seen
     assert list(tmp_path.iterdir()) == []
 

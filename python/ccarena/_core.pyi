@@ -17,6 +17,9 @@ class ScenarioError(ValueError):
     message: str
     """What is wrong and what is allowed."""
 
+BATCH_ROWS: int
+"""Rows of a batch in which the growing tables leave a run (``run``'s ``spill``)."""
+
 def normalize(input_json: str) -> tuple[str, list[tuple[str, str]]]:
     """Validate a scenario (the TOML file as ``tomllib`` loads it, as JSON) and
     return the normalized scenario as JSON (units resolved, flows expanded by

@@ -2,7 +2,10 @@
 
 The core estimates one run (``_core.cost``, ``Scenario::cost`` in Rust): an
 upper bound on the bottleneck's packets (its capacity in full frames), the
-events they cause, the rows of the sampled tables and the memory those take.
+events they cause, the rows of the sampled tables, their size, and the
+simulator's peak memory (the flows' state, the packets the network can
+hold, one batch of samples: the tables wait on disk while a run goes on);
+``Cost.peak_bytes`` adds ``PROCESS_BYTES`` for the process around it.
 ``check`` refuses, with one line naming the field to change, a run above
 ``LIMITS`` unless forced (``--yes`` on the command line, ``force=True`` in
 Python); ``check_points`` does the same for the number of sweep points and
@@ -107,10 +110,26 @@ FLOW_OVERHEAD_S = 80e-6
 #: workers): 27.8 s for mixed-workload/fig2's 1,600 points of 1,001 flows.
 EXPAND_PER_FLOW_S = 17e-6
 
+#: Peak resident memory of a ``ccarena run --no-figure`` process around
+#: the simulator: the interpreter, the package and the core (one CUBIC
+#: flow for 10 s: 32.8 MiB; the intercept of 2,000 and 10,000 flows: 39 MiB).
+PROCESS_BYTES = 34 * 2**20
+
+#: A flow's memory while it sends, beyond its state as built (the core's
+#: ``MEMORY_PER_FLOW``): its scoreboard, queues and timers at their working
+#: size (10,000 against 2,000 bulk CUBIC flows at 10 Gbit/s, 3 s, no
+#: samples: 16.3 KiB a flow in all).
+ACTIVE_FLOW_BYTES = 7 * 2**10
+
+#: A row of ``samples`` held while its batch fills and while it is written
+#: (66,000 against 33,000 rows of one flow: 255 bytes).
+SAMPLE_ROW_BYTES = 260
+
 #: Above any of these a run is refused unless forced: 500 million
 #: bottleneck packets (2-4 minutes at 200-480 ns a packet; 100 Gbit/s for
-#: 30 s is half of it), 4 GiB of tables, 50 million sample rows.
-LIMITS = {"events": 2e9, "memory_bytes": 4 * 2**30, "sample_rows": 5e7}
+#: 30 s is half of it), 4 GiB of memory, 50 million sample rows (about 12 GB
+#: of tables to write).
+LIMITS = {"events": 2e9, "peak_bytes": 4 * 2**30, "sample_rows": 5e7}
 
 #: Sweep points above which a sweep is refused unless forced (before any
 #: point is built: 10^6 points took 3.3 GB before anything was said).
@@ -133,7 +152,12 @@ class Cost:
     events: float
     sample_rows: float
     queue_rows: float
+    #: The simulator's peak memory (``Scenario::cost``).
     memory_bytes: float
+    #: The result tables' size before compression.
+    table_bytes: float = 0.0
+    #: Of ``memory_bytes``, the flows' state.
+    flow_bytes: float = 0.0
     #: Of ``bottleneck_packets``, those that then take a link's delay line.
     line_packets: float = 0.0
     #: The most flows sending at once (``active_flows``), which sets the time per packet.
@@ -142,6 +166,28 @@ class Cost:
     flows: int = 1
     #: The queueing links (1: the dumbbell).
     links: int = 1
+
+    @property
+    def rows_held(self) -> float:
+        """The most ``samples`` rows in memory at once: those of the flows
+        sending at once, at most one batch (``_core.BATCH_ROWS``) and one
+        interval's rows; the rest wait on disk."""
+        from . import _core
+
+        intervals = self.sample_rows / max(1, self.flows)
+        return min(self.active_flows * intervals, _core.BATCH_ROWS + self.active_flows)
+
+    @property
+    def peak_bytes(self) -> float:
+        """The run's peak resident memory: the process, the flows' state and
+        the packets the network holds (``memory_bytes``), the flows sending
+        at once, the samples held."""
+        return (
+            PROCESS_BYTES
+            + self.memory_bytes
+            + self.active_flows * ACTIVE_FLOW_BYTES
+            + self.rows_held * SAMPLE_ROW_BYTES
+        )
 
     @property
     def ns_per_packet(self) -> float:
@@ -166,7 +212,8 @@ class Cost:
         return (
             f"~{self.bottleneck_packets:.3g} packets {where}{line} (~{_duration(self.wall_s)} at "
             f"~{self.ns_per_packet:.0f} ns a packet for {n:,} flow{'s' if n != 1 else ''} at once), "
-            f"{self.sample_rows:.3g} sample rows, ~{_bytes(self.memory_bytes)} of tables"
+            f"{self.sample_rows:.3g} sample rows (~{_bytes(self.table_bytes)} of tables), "
+            f"~{_bytes(self.peak_bytes)} of memory at its peak"
         )
 
 
@@ -269,15 +316,16 @@ def check(scn: Scenario, force: bool = False) -> Cost:
     over = {k: getattr(c, k) / v for k, v in LIMITS.items() if getattr(c, k) > v}
     if over:
         worst = max(over, key=lambda k: over[k])
-        # The tables' memory is the sample rows' unless there are many flows.
-        rows = worst == "sample_rows" or (
-            worst == "memory_bytes" and c.sample_rows * 240 > c.memory_bytes / 2
+        packets = c.memory_bytes - c.flow_bytes
+        memory = (
+            ("bottleneck.buffer", "give the links smaller buffers or lower rates")
+            if packets > (c.peak_bytes - PROCESS_BYTES) / 2
+            else ("flows", "run fewer flows")
         )
-        field, fix = (
-            ("sample.interval", "raise sample.interval or shorten the duration")
-            if rows
-            else ("duration", "shorten the duration or lower the rate")
-        )
+        field, fix = {
+            "sample_rows": ("sample.interval", "raise sample.interval or shorten the duration"),
+            "peak_bytes": memory,
+        }.get(worst, ("duration", "shorten the duration or lower the rate"))
         raise ScenarioError(
             scn.source,
             field,
@@ -314,7 +362,7 @@ def _limit(key: str) -> str:
     v = LIMITS[key]
     return {
         "events": f"{v:.3g} events",
-        "memory_bytes": f"{_bytes(v)} of tables",
+        "peak_bytes": f"{_bytes(v)} of memory",
         "sample_rows": f"{v:.3g} sample rows",
     }[key]
 

@@ -452,7 +452,8 @@ fn run_capacity_bits(py: Python<'_>, normalized_json: &str, link: Option<usize>)
 
 /// The estimated cost of running a normalized scenario
 /// (`Scenario::cost`): {"bottleneck_packets", "line_packets", "events",
-/// "sample_rows", "queue_rows", "memory_bytes"}.
+/// "sample_rows", "queue_rows", "memory_bytes" (the flows' state as built and the packets the
+/// network can hold), "flow_bytes" (its flows' share), "table_bytes"}.
 #[pyfunction]
 fn cost<'py>(py: Python<'py>, normalized_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
@@ -464,6 +465,8 @@ fn cost<'py>(py: Python<'py>, normalized_json: &str) -> PyResult<Bound<'py, PyDi
     d.set_item("sample_rows", c.sample_rows)?;
     d.set_item("queue_rows", c.queue_rows)?;
     d.set_item("memory_bytes", c.memory_bytes)?;
+    d.set_item("table_bytes", c.table_bytes)?;
+    d.set_item("flow_bytes", c.flow_bytes)?;
     Ok(d)
 }
 
@@ -583,9 +586,28 @@ fn bottleneck_cli(py: Python<'_>) -> PyResult<u8> {
     Ok(py.detach(move || ccarena_emu::cli::main(&args)))
 }
 
+/// glibc serves an allocation of 128 KiB or more from its own mapping,
+/// returned when freed, but after such a free it raises that threshold to
+/// the freed size: a run's batches of samples (`spill.rs`; columns of about
+/// 512 KiB, allocated and freed once a batch) then come from the heap,
+/// which keeps their memory and spreads, so a run's resident memory grew
+/// with its duration (fig16's point, 1,500 s: 34 to 70 MiB while running,
+/// 27 after `malloc_trim`). Fixing the threshold at its default keeps the
+/// columns in mappings of their own. Other C libraries: nothing to do.
+fn fix_mmap_threshold() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; 128 KiB is glibc's
+    // own default for it.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    fix_mmap_threshold();
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("BATCH_ROWS", BATCH_ROWS)?;
     m.add_class::<Run>()?;
     m.add_class::<Simulation>()?;
     m.add_class::<controller::AckSample>()?;

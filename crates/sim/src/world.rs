@@ -880,17 +880,22 @@ impl<'a, T: Taps> World<'a, T> {
 
     /// With a sink, hand it each growing table that has `batch_rows` rows
     /// or more (a batch leaves at a sample, so it can hold up to one
-    /// interval's rows more); every one, whatever its rows, with `all`:
-    /// the run's end.
+    /// interval's rows more), and the others with `samples` when it goes
+    /// (a link's rows or the state changes, fewer a sample than the flows',
+    /// would otherwise fill their batches over a long run, and the run's
+    /// memory would grow until they did); every one, whatever its rows,
+    /// with `all`: the run's end.
     fn flush(&mut self, all: bool) {
         let Some(sink) = self.sink.as_mut() else {
             return;
         };
+        let at_end = all;
+        let all = all || self.samples.len() >= self.batch_rows;
         let full = |rows: usize| all || rows >= self.batch_rows;
         if full(self.samples.len()) {
             // The next batch's room at once (a batch and one interval's
             // rows): grown by doubling, its columns would reach twice that.
-            let room = if all {
+            let room = if at_end {
                 0
             } else {
                 self.batch_rows + self.flows.len()

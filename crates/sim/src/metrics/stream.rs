@@ -1,8 +1,9 @@
 //! Tables that grow with simulated time (`samples`, `queue`,
 //! `transitions`) leave a run in batches: once a table has gathered
-//! `batch_rows` rows they go to the run's [`Sink`], so a run holds one
-//! batch of each, never its history. Without a sink a run keeps every row
-//! and returns whole tables, as before there were batches.
+//! `batch_rows` rows they go to the run's [`Sink`], and the others go with
+//! `samples` (`World::flush`), so a run holds at most one batch of each,
+//! never its history. Without a sink a run keeps every row and returns
+//! whole tables, as before there were batches.
 //!
 //! A batch holds the columns known when it left; `samples` gains a column
 //! when a flow of another algorithm writes its first state row, so a

@@ -133,7 +133,9 @@ def run_capacity_bits(normalized_json: str, link: int | None = None) -> float:
 def cost(normalized_json: str) -> dict[str, float]:
     """Upper bounds on the run's cost: "bottleneck_packets" (summed over the
     links), "line_packets" (those onto links' delay lines), "events",
-    "sample_rows", "queue_rows", "memory_bytes"."""
+    "sample_rows", "queue_rows", "packets_held" (the most packets the
+    network can hold: each link's buffer and bandwidth-delay product),
+    "table_bytes" (the tables' size before compression)."""
 
 def schema() -> list[tuple[str, str, list[tuple[str, str, str, str]]]]:
     """The result tables' fixed columns, the one definition both backends

@@ -2,10 +2,10 @@
 
 The core estimates one run (``_core.cost``, ``Scenario::cost`` in Rust): an
 upper bound on the bottleneck's packets (its capacity in full frames), the
-events they cause, the rows of the sampled tables, their size, and the
-simulator's peak memory (the flows' state, the packets the network can
-hold, one batch of samples: the tables wait on disk while a run goes on);
-``Cost.peak_bytes`` adds ``PROCESS_BYTES`` for the process around it.
+events they cause, the rows of the sampled tables and their size, and the
+most packets the network can hold. ``Cost.peak_bytes`` prices a run's peak
+memory from those (the process, the flows, the packets, the samples held:
+the tables wait on disk while a run goes on).
 ``check`` refuses, with one line naming the field to change, a run above
 ``LIMITS`` unless forced (``--yes`` on the command line, ``force=True`` in
 Python); ``check_points`` does the same for the number of sweep points and
@@ -115,11 +115,21 @@ EXPAND_PER_FLOW_S = 17e-6
 #: flow for 10 s: 32.8 MiB; the intercept of 2,000 and 10,000 flows: 39 MiB).
 PROCESS_BYTES = 34 * 2**20
 
-#: A flow's memory while it sends, beyond its state as built (the core's
-#: ``MEMORY_PER_FLOW``): its scoreboard, queues and timers at their working
-#: size (10,000 against 2,000 bulk CUBIC flows at 10 Gbit/s, 3 s, no
-#: samples: 16.3 KiB a flow in all).
+#: Memory of each flow as built: its normalized spec, sender, receiver and
+#: paths (5,000 against 1,000 flows of 100 KB sending a few at a time:
+#: 9.0 KiB a flow).
+FLOW_BYTES = 9 * 2**10
+
+#: A flow's memory while it sends, beyond ``FLOW_BYTES``: its scoreboard,
+#: queues and timers at their working size (10,000 against 2,000 bulk CUBIC
+#: flows at 10 Gbit/s, 3 s, no samples: 16.3 KiB a flow in all).
 ACTIVE_FLOW_BYTES = 7 * 2**10
+
+#: Memory of each packet the network can hold (``Cost.packets_held``): a
+#: sender's scoreboard entry, the packet on its path, the queues' slack (10
+#: CUBIC flows at 100 Gbit/s with 1 BDP and at 10 Gbit/s with 10 BDP:
+#: 170-240 bytes).
+PACKET_BYTES = 200
 
 #: A row of ``samples`` held while its batch fills and while it is written
 #: (66,000 against 33,000 rows of one flow: 255 bytes).
@@ -152,12 +162,10 @@ class Cost:
     events: float
     sample_rows: float
     queue_rows: float
-    #: The simulator's peak memory (``Scenario::cost``).
-    memory_bytes: float
+    #: The most full-size packets the network can hold at once.
+    packets_held: float
     #: The result tables' size before compression.
-    table_bytes: float = 0.0
-    #: Of ``memory_bytes``, the flows' state.
-    flow_bytes: float = 0.0
+    table_bytes: float
     #: Of ``bottleneck_packets``, those that then take a link's delay line.
     line_packets: float = 0.0
     #: The most flows sending at once (``active_flows``), which sets the time per packet.
@@ -178,16 +186,19 @@ class Cost:
         return min(self.active_flows * intervals, _core.BATCH_ROWS + self.active_flows)
 
     @property
-    def peak_bytes(self) -> float:
-        """The run's peak resident memory: the process, the flows' state and
-        the packets the network holds (``memory_bytes``), the flows sending
-        at once, the samples held."""
+    def flow_memory(self) -> float:
+        """Bytes of the flows: as built, and those sending at once."""
         return (
-            PROCESS_BYTES
-            + self.memory_bytes
+            self.flows * FLOW_BYTES
             + self.active_flows * ACTIVE_FLOW_BYTES
             + self.rows_held * SAMPLE_ROW_BYTES
         )
+
+    @property
+    def peak_bytes(self) -> float:
+        """The run's peak resident memory: the process, the flows and their
+        samples held, the packets the network holds."""
+        return PROCESS_BYTES + self.flow_memory + self.packets_held * PACKET_BYTES
 
     @property
     def ns_per_packet(self) -> float:
@@ -316,10 +327,9 @@ def check(scn: Scenario, force: bool = False) -> Cost:
     over = {k: getattr(c, k) / v for k, v in LIMITS.items() if getattr(c, k) > v}
     if over:
         worst = max(over, key=lambda k: over[k])
-        packets = c.memory_bytes - c.flow_bytes
         memory = (
             ("bottleneck.buffer", "give the links smaller buffers or lower rates")
-            if packets > (c.peak_bytes - PROCESS_BYTES) / 2
+            if c.packets_held * PACKET_BYTES > c.flow_memory
             else ("flows", "run fewer flows")
         )
         field, fix = {

@@ -450,7 +450,7 @@ def is_complete(run_dir: str | Path, run_hash: str | None = None) -> bool:
 
 _TMP_NAME = re.compile(r"^\..+\.tmp-(?P<pid>\d+)-[0-9a-f]+(\.old|\.spill)?$")
 #: A batch of a growing table in a run's spill directory (``spill_dir``).
-_SPILL_PART = re.compile(r"^(samples|queue|transitions)\.\d{6}\.arrow$")
+_SPILL_PART = re.compile(r"^[a-z_]+\.\d{6}\.arrow$")
 
 
 def _pid_alive(pid: int) -> bool:

@@ -8,12 +8,11 @@ use arrow_array::{
     ArrayRef, Float64Array, Int64Array, RecordBatch, RecordBatchOptions, StringArray,
 };
 use arrow_ipc::writer::StreamWriter;
-use arrow_schema::{ArrowError, DataType, Field, Schema};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use ccarena_sim::metrics::stream::BATCH_ROWS;
 use ccarena_sim::metrics::table::{ColumnData, Table};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
 /// One record batch holding every column of `table`: F64 -> Float64,
@@ -73,13 +72,23 @@ pub fn from_record_batch(rb: &RecordBatch, name: &str) -> Result<Table, String> 
 }
 
 /// The Arrow IPC *stream* format (`pyarrow.ipc.open_stream`) of one table.
-pub fn to_ipc_stream(table: &Table) -> Result<Vec<u8>, ArrowError> {
-    let batch = to_record_batch(table)?;
+pub fn to_ipc_stream(table: &Table) -> Result<Vec<u8>, String> {
+    let batch = to_record_batch(table).map_err(|e| e.to_string())?;
+    ipc_stream(batch.schema(), [Ok(batch)])
+}
+
+/// Record batches of `schema` as one Arrow IPC stream.
+pub fn ipc_stream(
+    schema: SchemaRef,
+    batches: impl IntoIterator<Item = Result<RecordBatch, String>>,
+) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     {
-        let mut writer = StreamWriter::try_new(&mut buf, &batch.schema())?;
-        writer.write(&batch)?;
-        writer.finish()?;
+        let mut writer = StreamWriter::try_new(&mut buf, &schema).map_err(|e| e.to_string())?;
+        for batch in batches {
+            writer.write(&batch?).map_err(|e| e.to_string())?;
+        }
+        writer.finish().map_err(|e| e.to_string())?;
     }
     Ok(buf)
 }
@@ -92,7 +101,7 @@ pub fn to_ipc_stream(table: &Table) -> Result<Vec<u8>, ArrowError> {
 /// written: the same table gives the same bytes (written from a spill,
 /// batch by batch, the same rows and row groups; a page inside a row group
 /// may end elsewhere).
-pub(crate) fn parquet_properties() -> WriterProperties {
+fn parquet_properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(1).expect("1 is a valid zstd level"),
@@ -101,19 +110,31 @@ pub(crate) fn parquet_properties() -> WriterProperties {
         .build()
 }
 
-/// One table as a Parquet file written to `out` (one record batch; the
-/// Arrow schema rides in the file's metadata, so readers get the same
-/// types back).
-pub fn write_parquet<W: Write + Send>(table: &Table, out: W) -> Result<(), ParquetError> {
-    let batch = to_record_batch(table)?;
-    let mut writer = ArrowWriter::try_new(out, batch.schema(), Some(parquet_properties()))?;
-    writer.write(&batch)?;
-    writer.close()?;
+/// One table as a Parquet file written to `out` (the Arrow schema rides in
+/// the file's metadata, so readers get the same types back).
+pub fn write_parquet<W: Write + Send>(table: &Table, out: W) -> Result<(), String> {
+    let batch = to_record_batch(table).map_err(|e| e.to_string())?;
+    write_parquet_batches(batch.schema(), [Ok(batch)], out)
+}
+
+/// Record batches of `schema` as one Parquet file written to `out`, in row
+/// groups of `BATCH_ROWS` whatever the batches' sizes.
+pub fn write_parquet_batches<W: Write + Send>(
+    schema: SchemaRef,
+    batches: impl IntoIterator<Item = Result<RecordBatch, String>>,
+    out: W,
+) -> Result<(), String> {
+    let mut writer =
+        ArrowWriter::try_new(out, schema, Some(parquet_properties())).map_err(|e| e.to_string())?;
+    for batch in batches {
+        writer.write(&batch?).map_err(|e| e.to_string())?;
+    }
+    writer.close().map_err(|e| e.to_string())?;
     Ok(())
 }
 
 /// One table as the bytes of a Parquet file.
-pub fn to_parquet(table: &Table) -> Result<Vec<u8>, ParquetError> {
+pub fn to_parquet(table: &Table) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     write_parquet(table, &mut buf)?;
     Ok(buf)

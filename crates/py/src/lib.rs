@@ -11,7 +11,7 @@ pub mod spill;
 use ccarena_sim::cc::CcConfig;
 use ccarena_sim::metrics::collect;
 use ccarena_sim::metrics::schema::TABLES;
-use ccarena_sim::metrics::stream::BATCH_ROWS;
+use ccarena_sim::metrics::stream::{Sink, BATCH_ROWS};
 use ccarena_sim::metrics::table::{ColumnData, Table};
 use ccarena_sim::qdisc::QdiscConfig;
 use ccarena_sim::scenario::{self, Scenario};
@@ -94,13 +94,6 @@ fn run(
         ))),
         None => None,
     };
-    let sink = spill.as_ref().map(|s| {
-        (
-            Box::new(spill::SpillSink(s.clone()))
-                as Box<dyn ccarena_sim::metrics::stream::Sink + Send>,
-            BATCH_ROWS,
-        )
-    });
     let mut stopped: Option<PyErr> = None;
     controller::take_error();
     // A Python controller's exception stops the run at the next check.
@@ -110,7 +103,10 @@ fn run(
         PROGRESS_EVENTS
     };
     let results = py.detach(|| {
-        let sink = sink.map(|(s, rows)| (s as Box<dyn ccarena_sim::metrics::stream::Sink>, rows));
+        let sink = spill.as_ref().map(|s| {
+            let sink: Box<dyn Sink> = Box::new(spill::SpillSink(s.clone()));
+            (sink, BATCH_ROWS)
+        });
         world::run_streaming(
             &scenario,
             every,
@@ -282,19 +278,15 @@ impl Run {
 
     /// Table `name` as an Arrow IPC stream (`pyarrow.ipc.open_stream`).
     fn ipc<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let encode =
-            |e: String| PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}"));
-        let spilled = self.spilled(name);
-        let bytes = match spilled {
-            true => py
-                .detach(|| self.spill().as_ref().expect("spilled").ipc_stream(name))
-                .map_err(encode)?,
-            _ => {
-                let t = self.table(name)?;
-                py.detach(|| arrow::to_ipc_stream(t))
-                    .map_err(|e| encode(e.to_string()))?
-            }
-        };
+        let bytes = py.detach(|| {
+            let encoded = match self.spill().as_ref() {
+                Some(s) if s.holds(name) => s.ipc_stream(name),
+                _ => arrow::to_ipc_stream(self.table(name)?),
+            };
+            encoded.map_err(|e| {
+                PyRuntimeError::new_err(format!("encoding results as Arrow failed: {e}"))
+            })
+        })?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -452,8 +444,7 @@ fn run_capacity_bits(py: Python<'_>, normalized_json: &str, link: Option<usize>)
 
 /// The estimated cost of running a normalized scenario
 /// (`Scenario::cost`): {"bottleneck_packets", "line_packets", "events",
-/// "sample_rows", "queue_rows", "memory_bytes" (the flows' state as built and the packets the
-/// network can hold), "flow_bytes" (its flows' share), "table_bytes"}.
+/// "sample_rows", "queue_rows", "packets_held", "table_bytes"}.
 #[pyfunction]
 fn cost<'py>(py: Python<'py>, normalized_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let scenario = Scenario::from_json(normalized_json).map_err(|e| scenario_error(py, &e))?;
@@ -464,9 +455,8 @@ fn cost<'py>(py: Python<'py>, normalized_json: &str) -> PyResult<Bound<'py, PyDi
     d.set_item("events", c.events)?;
     d.set_item("sample_rows", c.sample_rows)?;
     d.set_item("queue_rows", c.queue_rows)?;
-    d.set_item("memory_bytes", c.memory_bytes)?;
+    d.set_item("packets_held", c.packets_held)?;
     d.set_item("table_bytes", c.table_bytes)?;
-    d.set_item("flow_bytes", c.flow_bytes)?;
     Ok(d)
 }
 

@@ -16,11 +16,11 @@ use std::sync::{Arc, Mutex};
 use arrow_array::RecordBatch;
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
+use arrow_schema::SchemaRef;
 use ccarena_sim::metrics::stream::{pad_to, schema_of, Sink};
 use ccarena_sim::metrics::table::Table;
-use parquet::arrow::ArrowWriter;
 
-use crate::arrow::{into_record_batch, parquet_properties, to_record_batch};
+use crate::arrow::{into_record_batch, ipc_stream, to_record_batch, write_parquet_batches};
 
 struct Part {
     path: PathBuf,
@@ -128,36 +128,23 @@ impl Spill {
         })
     }
 
+    /// Table `name`'s columns (all of them: its last batch's).
+    fn schema(&self, name: &str) -> Result<SchemaRef, String> {
+        let t = self
+            .schemas
+            .get(name)
+            .ok_or_else(|| format!("no table {name:?}"))?;
+        Ok(to_record_batch(t).map_err(|e| e.to_string())?.schema())
+    }
+
     /// Table `name` as a Parquet file written to `out`, batch by batch.
     pub fn write_parquet<W: Write + Send>(&self, name: &str, out: W) -> Result<(), String> {
-        let schema = to_record_batch(&self.schemas[name])
-            .map_err(|e| e.to_string())?
-            .schema();
-        let mut w = ArrowWriter::try_new(out, schema, Some(parquet_properties()))
-            .map_err(|e| e.to_string())?;
-        for rb in self.batches(name) {
-            w.write(&rb?).map_err(|e| e.to_string())?;
-        }
-        w.close().map_err(|e| e.to_string())?;
-        Ok(())
+        write_parquet_batches(self.schema(name)?, self.batches(name), out)
     }
-}
 
-impl Spill {
     /// Table `name` as an Arrow IPC stream (`pyarrow.ipc.open_stream`).
     pub fn ipc_stream(&self, name: &str) -> Result<Vec<u8>, String> {
-        let schema = to_record_batch(&self.schemas[name])
-            .map_err(|e| e.to_string())?
-            .schema();
-        let mut buf = Vec::new();
-        {
-            let mut w = StreamWriter::try_new(&mut buf, &schema).map_err(|e| e.to_string())?;
-            for rb in self.batches(name) {
-                w.write(&rb?).map_err(|e| e.to_string())?;
-            }
-            w.finish().map_err(|e| e.to_string())?;
-        }
-        Ok(buf)
+        ipc_stream(self.schema(name)?, self.batches(name))
     }
 }
 

@@ -378,7 +378,7 @@ impl<'a, T: Taps> World<'a, T> {
     pub fn stream_to(&mut self, sink: Box<dyn Sink + 'a>, batch_rows: usize) {
         self.sink = Some(sink);
         self.batch_rows = batch_rows.max(1);
-        self.samples = SampleCols::with_capacity(self.batch_rows.min(1 << 20) + self.flows.len());
+        self.samples = SampleCols::with_capacity(self.batch_room());
     }
 
     /// Run to the end of the scenario and build the result tables.
@@ -878,39 +878,39 @@ impl<'a, T: Taps> World<'a, T> {
         }
     }
 
-    /// With a sink, hand it each growing table that has `batch_rows` rows
-    /// or more (a batch leaves at a sample, so it can hold up to one
-    /// interval's rows more), and the others with `samples` when it goes
-    /// (a link's rows or the state changes, fewer a sample than the flows',
-    /// would otherwise fill their batches over a long run, and the run's
-    /// memory would grow until they did); every one, whatever its rows,
-    /// with `all`: the run's end.
-    fn flush(&mut self, all: bool) {
+    /// With a sink, hand it `samples` once it has `batch_rows` rows or more
+    /// (a batch leaves at a sample, so it can hold up to one interval's rows
+    /// more), and `queue` and `transitions` with it (a link's rows or the
+    /// state changes, fewer a sample than the flows', would otherwise fill
+    /// their batches over a long run, and the run's memory would grow until
+    /// they did) or when one of them has `batch_rows` rows itself; at the
+    /// run's end (`at_end`), every one whatever its rows.
+    fn flush(&mut self, at_end: bool) {
+        let samples_go = at_end || self.samples.len() >= self.batch_rows;
+        // The next batch's room at once: grown by doubling, its columns
+        // would reach twice a batch.
+        let room = if at_end { 0 } else { self.batch_room() };
         let Some(sink) = self.sink.as_mut() else {
             return;
         };
-        let at_end = all;
-        let all = all || self.samples.len() >= self.batch_rows;
-        let full = |rows: usize| all || rows >= self.batch_rows;
-        if full(self.samples.len()) {
-            // The next batch's room at once (a batch and one interval's
-            // rows): grown by doubling, its columns would reach twice that.
-            let room = if at_end {
-                0
-            } else {
-                self.batch_rows + self.flows.len()
-            };
+        if samples_go {
             let mut t =
                 std::mem::replace(&mut self.samples, SampleCols::with_capacity(room)).into_table();
             self.cc_state.take_into(&mut t, room);
             sink.put(t);
         }
-        if full(self.queue.len()) {
+        if samples_go || self.queue.len() >= self.batch_rows {
             sink.put(std::mem::take(&mut self.queue).into_table());
         }
-        if full(self.transitions.len()) {
+        if samples_go || self.transitions.len() >= self.batch_rows {
             sink.put(std::mem::take(&mut self.transitions).into_table());
         }
+    }
+
+    /// Rows a batch of `samples` can reach: a batch and one interval's
+    /// rows (at most 2^20 + flows, whatever `batch_rows`).
+    fn batch_room(&self) -> usize {
+        self.batch_rows.min(1 << 20) + self.flows.len()
     }
 
     /// The result tables, and the capture files.
@@ -1123,21 +1123,20 @@ pub fn run_streaming<'a>(
     progress: impl FnMut(Time) -> bool,
     sink: Option<(Box<dyn Sink + 'a>, usize)>,
 ) -> Option<Results> {
+    fn go<'a, T: Taps>(
+        mut w: World<'a, T>,
+        every: u64,
+        progress: impl FnMut(Time) -> bool,
+        sink: Option<(Box<dyn Sink + 'a>, usize)>,
+    ) -> Option<Results> {
+        if let Some((s, rows)) = sink {
+            w.stream_to(s, rows);
+        }
+        w.run_with_progress(every, progress)
+    }
     match &sc.capture {
-        Some(spec) => {
-            let mut w = World::capturing(sc, spec);
-            if let Some((s, rows)) = sink {
-                w.stream_to(s, rows);
-            }
-            w.run_with_progress(every, progress)
-        }
-        None => {
-            let mut w = World::new(sc);
-            if let Some((s, rows)) = sink {
-                w.stream_to(s, rows);
-            }
-            w.run_with_progress(every, progress)
-        }
+        Some(spec) => go(World::capturing(sc, spec), every, progress, sink),
+        None => go(World::new(sc), every, progress, sink),
     }
 }
 

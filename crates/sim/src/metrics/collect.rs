@@ -78,10 +78,6 @@ impl DynColumns {
         }
         self.rows = 0;
     }
-
-    pub fn append_to(mut self, t: &mut Table) {
-        self.take_into(t, 0);
-    }
 }
 
 /// Jain's fairness index (RFC 5166): (sum x)^2 / (n sum x^2), in 1/n..=1,
@@ -173,7 +169,7 @@ mod tests {
         d.push_row(|_| {});
         let mut t = Table::new("t");
         t.f64("time_s", vec![0.0, 1.0, 2.0]);
-        d.append_to(&mut t);
+        d.take_into(&mut t, 0);
         assert_eq!(t.f64s("a")[..2], [1.0, 2.0]);
         assert!(t.f64s("a")[2].is_nan());
         assert_eq!(

@@ -51,28 +51,14 @@ pub struct Cost {
     pub events: f64,
     pub sample_rows: f64,
     pub queue_rows: f64,
-    /// The simulator's own peak memory (`memory_estimate`): the flows'
-    /// state, the packets in flight, one batch of the growing tables.
-    pub memory_bytes: f64,
-    /// Of `memory_bytes`, the flows' state.
-    pub flow_bytes: f64,
+    /// The most full-size packets the network can hold at once (each
+    /// link's buffer and bandwidth-delay product): what the packets in
+    /// flight take in memory (`cost.py` prices it).
+    pub packets_held: f64,
     /// The result tables' size before compression (about what their
     /// Parquet files take at most).
     pub table_bytes: f64,
 }
-
-/// The simulator's memory for a run that does not depend on which flows
-/// send at once (`cost.py` adds those, the batch of samples and the
-/// process), as measured whole-process on the development machine
-/// (`benches/memory.py`, docs/performance.md): each flow's state as built
-/// (its normalized spec, sender, receiver and paths; 5,000 against 1,000
-/// flows of 100 KB sending a few at a time: 9.0 KiB a flow), and each packet the
-/// network can hold (a link's buffer plus its bandwidth-delay product, in
-/// full frames: a sender's scoreboard entry, the packet on its path and the
-/// queues' slack; 10 CUBIC flows at 100 Gbit/s with 1 BDP and at 10 Gbit/s
-/// with 10 BDP: 170-240 bytes).
-pub const MEMORY_PER_FLOW: f64 = 9.0 * 1024.0;
-pub const MEMORY_PER_PACKET: f64 = 200.0;
 
 /// A bad scenario: where (`flows[1].rtt`) and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -629,9 +615,9 @@ impl Scenario {
             events: packets * 4.0 + line_packets + flows * 16.0,
             sample_rows,
             queue_rows: intervals * nlinks,
-            flow_bytes: flows * MEMORY_PER_FLOW,
-            memory_bytes: flows * MEMORY_PER_FLOW + self.packets_held() * MEMORY_PER_PACKET,
-            // ~30 columns of 8 bytes per sample row, ~10 per queue row.
+            packets_held: self.packets_held(),
+            // ~30 columns of 8 bytes per sample row, ~10 per queue row,
+            // ~35 per flows row.
             table_bytes: sample_rows * 240.0 + intervals * nlinks * 80.0 + flows * 300.0,
         }
     }
